@@ -1,0 +1,81 @@
+# bg-gitops — build, generate, test.
+SHELL := /usr/bin/env bash
+ROOT  := $(shell pwd)
+BIN   := $(ROOT)/bin
+GO    ?= go
+
+CONTROLLER_GEN := $(BIN)/controller-gen
+KUBE_APISERVER := $(BIN)/kube-apiserver
+KUBECTL        := $(BIN)/kubectl
+ETCD           := $(BIN)/etcd
+GITEA          := $(BIN)/gitea
+TOOLS          := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(GITEA)
+
+# Tests find the control plane and Gitea here.
+export BGGITOPS_BIN_DIR := $(BIN)
+
+.PHONY: all
+all: build
+
+##@ Build
+.PHONY: build
+build: ## Build bin/bg-gitops.
+	$(GO) build -o $(BIN)/bg-gitops ./cmd/bg-gitops
+
+.PHONY: tools
+tools: $(TOOLS) $(CONTROLLER_GEN) ## Build the test control plane, Gitea and controller-gen (only when missing).
+
+$(CONTROLLER_GEN):
+	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(KUBE_APISERVER):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(KUBECTL):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(ETCD):
+	cd hack/tools/etcd && CGO_ENABLED=0 $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+$(GITEA):
+	cd hack/tools/gitea && $(GO) build -tags 'sqlite sqlite_unlock_notify' -o $@ code.gitea.io/gitea
+	cd hack/tools/gitea && $(GO) list -m -f '{{.Dir}}' code.gitea.io/gitea > $(BIN)/gitea.static-root
+
+##@ Generate
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=bg-gitops-manager paths=./internal/reconcile/... output:rbac:artifacts:config=config/rbac
+
+.PHONY: verify
+verify: generate manifests ## Fail when generated files are stale or go.mod is untidy.
+	$(GO) mod tidy
+	@git diff --exit-code -- api config go.mod go.sum || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+##@ Test
+.PHONY: test
+test: tools verify ## Build what is missing, then run every test against real servers.
+	$(GO) test -count=1 -timeout 30m ./...
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for a short time.
+	@for spec in $$($(GO) test -list '^Fuzz' ./... 2>/dev/null | awk '/^Fuzz/{print} /^ok/{pkg=$$2}' ); do :; done
+	hack/fuzz.sh
+
+.PHONY: bench
+bench: tools ## Run benchmarks and write bench/results.md.
+	hack/bench.sh
+
+.PHONY: demo
+demo: tools build ## Run the local demo environment.
+	$(BIN)/bg-gitops dev
+
+.PHONY: help
+help:
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,0 +1,331 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GitRepositoryKind is the kind of GitRepository objects.
+const GitRepositoryKind = "GitRepository"
+
+// Defaults of GitRepository fields that need code (see the getters below).
+const (
+	DefaultInterval = time.Minute
+	DefaultTimeout  = 60 * time.Second
+	DefaultBranch   = "main"
+	DefaultPath     = "./"
+)
+
+// GitRepositorySpec says which repository, ref and kustomize path to fetch,
+// render and apply, and how.
+// +kubebuilder:validation:XValidation:rule="!(has(self.interval) && has(self.schedule))",message="set interval or schedule, not both"
+type GitRepositorySpec struct {
+	// URL of the repository: https://, http://, ssh:// or file://.
+	// +required
+	// +kubebuilder:validation:Pattern=`^(https?|ssh|file)://.+$`
+	URL string `json:"url"`
+
+	// Ref to check out; defaults to the branch main.
+	// +optional
+	// +kubebuilder:default={branch: "main"}
+	Ref *GitRepositoryRef `json:"ref,omitempty"`
+
+	// Interval between polls (Go duration, default 1m). Mutually exclusive
+	// with schedule.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Schedule polls on a cron schedule (robfig/cron syntax; a CRON_TZ=
+	// prefix selects a time zone). Mutually exclusive with interval.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule,omitempty"`
+
+	// Timeout bounds every git operation (default 60s).
+	// +optional
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// SecretRef names a Secret in the same namespace with username and
+	// password, or bearerToken, or identity and known_hosts (SSH); an
+	// optional caFile key holds a CA bundle for https.
+	// +optional
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Path of the kustomize directory inside the repository (default ./).
+	// +optional
+	// +kubebuilder:default="./"
+	Path string `json:"path,omitempty"`
+
+	// TargetNamespace sets the namespace of every namespaced object applied.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+
+	// Prune deletes objects that were applied before and are no longer in
+	// Git (default true).
+	// +optional
+	// +kubebuilder:default=true
+	Prune *bool `json:"prune,omitempty"`
+
+	// ServiceAccountName in this namespace that apply and prune impersonate.
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// Suspend stops fetching and applying; running jobs are not touched.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// CommitStatus writes sync and rollout outcomes back to the commit.
+	// +optional
+	CommitStatus *CommitStatusSpec `json:"commitStatus,omitempty"`
+
+	// Webhook configures the push webhook receiver for this object.
+	// +optional
+	Webhook *WebhookSpec `json:"webhook,omitempty"`
+
+	// RolloutWindows, when set, restrict the start of new blue/green
+	// transitions of the FlinkBlueGreenDeployments applied from this
+	// repository to these windows.
+	// +optional
+	RolloutWindows []RolloutWindow `json:"rolloutWindows,omitempty"`
+}
+
+// GitRepositoryRef selects what to check out. Exactly one field is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.branch), has(self.tag), has(self.semver), has(self.commit), has(self.name)].filter(x, x).size() == 1",message="set exactly one of branch, tag, semver, commit, name"
+type GitRepositoryRef struct {
+	// Branch to follow.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Branch string `json:"branch,omitempty"`
+	// Tag to check out.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	Tag string `json:"tag,omitempty"`
+	// SemVer range; the highest matching tag is checked out.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	SemVer string `json:"semver,omitempty"`
+	// Commit is a full 40-character SHA-1.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
+	Commit string `json:"commit,omitempty"`
+	// Name is any ref, e.g. refs/pull/7/head.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^refs/.+$`
+	Name string `json:"name,omitempty"`
+}
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// Name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// CommitStatusSpec says where commit statuses are written.
+type CommitStatusSpec struct {
+	// Provider is the forge: gitea, github or gitlab.
+	// +required
+	// +kubebuilder:validation:Enum=gitea;github;gitlab
+	Provider string `json:"provider"`
+	// Address is the forge's root URL; the provider adds its API path.
+	// Empty for github means https://api.github.com.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https?://.+$`
+	Address string `json:"address,omitempty"`
+	// Repository is owner/name, or a GitLab project id.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Repository string `json:"repository"`
+	// SecretRef names a Secret with the API token under the key token.
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// WebhookSpec configures push webhooks.
+type WebhookSpec struct {
+	// SecretRef names a Secret whose key token is the webhook's shared secret.
+	// +required
+	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// RolloutWindow is a recurring time window in which transitions may start.
+type RolloutWindow struct {
+	// Schedule is a cron expression for the start of the window.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Schedule string `json:"schedule"`
+	// Duration of the window (Go duration).
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Duration metav1.Duration `json:"duration"`
+	// TimeZone is an IANA time zone name (default UTC).
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// GitRepositoryStatus is the observed state of a GitRepository.
+type GitRepositoryStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready, Reconciling, Stalled, FetchFailed, BuildFailed,
+	// ApplyFailed, CommitStatusFailed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Artifact is the last fetched revision.
+	// +optional
+	Artifact *Artifact `json:"artifact,omitempty"`
+	// LastAppliedRevision is the revision last applied successfully.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// LastAttemptedRevision is the revision last tried.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+	// Inventory lists the objects applied, for pruning.
+	// +optional
+	Inventory *Inventory `json:"inventory,omitempty"`
+	// WebhookPath is the receiver path of push webhooks for this object.
+	// +optional
+	WebhookPath string `json:"webhookPath,omitempty"`
+	// LastHandledReconcileAt is the last reconcile-requested-at handled.
+	// +optional
+	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`
+	// CommitStatuses are the commit statuses acknowledged by the forge.
+	// +optional
+	CommitStatuses []CommitStatusRecord `json:"commitStatuses,omitempty"`
+}
+
+// Artifact is a fetched revision.
+type Artifact struct {
+	// Revision is <ref>@sha1:<hex>.
+	Revision string `json:"revision"`
+	// LastUpdateTime is when the revision was fetched.
+	// +optional
+	LastUpdateTime metav1.Time `json:"lastUpdateTime,omitempty"`
+}
+
+// Inventory is the set of objects applied from Git.
+type Inventory struct {
+	// Entries are the applied objects.
+	// +optional
+	Entries []ObjectRef `json:"entries,omitempty"`
+}
+
+// ObjectRef identifies an applied object.
+type ObjectRef struct {
+	// ID is <namespace>_<name>_<group>_<kind>, as in Flux's inventory.
+	ID string `json:"id"`
+	// Version is the API version the object was applied with.
+	Version string `json:"v"`
+}
+
+// CommitStatusRecord is a commit status the forge has acknowledged.
+type CommitStatusRecord struct {
+	// Context of the status, e.g. bg-gitops/sync/<namespace>/<name>.
+	Context string `json:"context"`
+	// Revision (<ref>@sha1:<hex>) the status was posted to.
+	Revision string `json:"revision"`
+	// State: pending, success or failure.
+	State string `json:"state"`
+	// Description posted with the status.
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bggr,categories=bggitops
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.artifact.revision`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// GitRepository fetches one repository and applies one kustomize path of it.
+type GitRepository struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec GitRepositorySpec `json:"spec"`
+	// +optional
+	Status GitRepositoryStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// GitRepositoryList is a list of GitRepository objects.
+type GitRepositoryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GitRepository `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&GitRepository{}, &GitRepositoryList{})
+}
+
+// GetInterval returns the poll interval, defaulted.
+func (in *GitRepository) GetInterval() time.Duration {
+	if in.Spec.Interval != nil && in.Spec.Interval.Duration > 0 {
+		return in.Spec.Interval.Duration
+	}
+	return DefaultInterval
+}
+
+// GetTimeout returns the git operation timeout, defaulted.
+func (in *GitRepository) GetTimeout() time.Duration {
+	if in.Spec.Timeout != nil && in.Spec.Timeout.Duration > 0 {
+		return in.Spec.Timeout.Duration
+	}
+	return DefaultTimeout
+}
+
+// GetRef returns the ref, defaulted to the branch main.
+func (in *GitRepository) GetRef() GitRepositoryRef {
+	if in.Spec.Ref == nil || *in.Spec.Ref == (GitRepositoryRef{}) {
+		return GitRepositoryRef{Branch: DefaultBranch}
+	}
+	return *in.Spec.Ref
+}
+
+// GetPath returns the kustomize path, defaulted.
+func (in *GitRepository) GetPath() string {
+	if in.Spec.Path == "" {
+		return DefaultPath
+	}
+	return in.Spec.Path
+}
+
+// PruneEnabled reports whether pruning is on (default true).
+func (in *GitRepository) PruneEnabled() bool {
+	return in.Spec.Prune == nil || *in.Spec.Prune
+}
+
+// IsSuspended reports whether spec.suspend or the suspend annotation is set.
+func (in *GitRepository) IsSuspended() bool {
+	return in.Spec.Suspend || in.GetAnnotations()[SuspendAnnotation] == "true"
+}
+
+// GetConditions returns the status conditions.
+func (in *GitRepository) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (in *GitRepository) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }

@@ -1,0 +1,20 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package reconcile holds the controller-runtime reconcilers: GitRepository
+// (fetch, render, apply, prune, commit statuses) and FlinkBlueGreenDeployment
+// (the Kubernetes adapter around the pure blue/green decision function).
+package reconcile
+
+// RBAC of the controller, generated into config/rbac by controller-gen.
+// +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories;flinkbluegreendeployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories/status;flinkbluegreendeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=flink.apache.org,resources=flinkdeployments;flinkstatesnapshots,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
