@@ -1,0 +1,9 @@
+package gitea
+
+import "syscall"
+
+// sysProcAttr puts Gitea in its own process group (so its git children can
+// be signalled with it) and asks the kernel to kill it if we die.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
