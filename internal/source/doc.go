@@ -1,0 +1,8 @@
+// Package source owns everything between a GitRepository and a checked-out
+// commit on disk: credentials from the Secret, resolving the ref with a remote
+// listing, the shallow fetch into a per-object cache directory, the revision
+// string (<ref>@sha1:<hex>), the poll schedule, and the push webhook receiver
+// that asks for an immediate reconcile.
+//
+// Git is spoken through go-git only; nothing here shells out.
+package source

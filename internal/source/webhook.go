@@ -1,0 +1,193 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// WebhookPathIndex is the field index on GitRepository status.webhookPath
+// that a Receiver with Indexed set looks objects up by. Register it on the
+// manager before it starts:
+//
+//	mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.GitRepository{},
+//		source.WebhookPathIndex, source.IndexWebhookPath)
+const WebhookPathIndex = ".status.webhookPath"
+
+// WebhookTokenKey is the key of the webhook Secret holding the shared secret.
+const WebhookTokenKey = "token"
+
+// DefaultMaxBodyBytes bounds a webhook body when Receiver.MaxBodyBytes is 0.
+// GitHub caps payloads at 25 MB but push events are far smaller.
+const DefaultMaxBodyBytes = 1 << 20
+
+// IndexWebhookPath is the indexer function of WebhookPathIndex.
+func IndexWebhookPath(obj client.Object) []string {
+	gr, ok := obj.(*v1alpha1.GitRepository)
+	if !ok || gr.Status.WebhookPath == "" {
+		return nil
+	}
+	return []string{gr.Status.WebhookPath}
+}
+
+// Receiver serves POST /hook/<id>: it verifies a forge's push webhook
+// against the GitRepository whose status.webhookPath is the request path
+// and, when the push concerns the watched ref, sets the
+// bggitops.dev/reconcile-requested-at annotation with a merge patch.
+// Anything else is answered 4xx without side effects.
+type Receiver struct {
+	// Client reads GitRepositories and Secrets and patches GitRepositories.
+	Client client.Client
+	// MaxBodyBytes bounds the body (413 beyond); 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	Log          logr.Logger
+	// Indexed looks GitRepositories up by WebhookPathIndex (a cached
+	// manager client with the index registered) instead of listing all.
+	Indexed bool
+	// Now stamps the annotation; nil means time.Now.
+	Now func() time.Time
+}
+
+// httpError is a response status with a message safe to send and log.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func fail(code int, format string, a ...any) error {
+	return &httpError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// ServeHTTP implements http.Handler.
+func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	log := rc.Log.WithValues("path", r.URL.Path)
+	code, msg, err := rc.handle(r, log)
+	if err != nil {
+		var he *httpError
+		if !errors.As(err, &he) {
+			log.Error(err, "webhook failed")
+			he = &httpError{code: http.StatusInternalServerError, msg: "internal error"}
+		}
+		code, msg = he.code, he.msg
+	}
+	log.V(1).Info("webhook", "status", code, "message", msg)
+	http.Error(w, msg, code)
+}
+
+func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error) {
+	if r.Method != http.MethodPost {
+		return 0, "", fail(http.StatusMethodNotAllowed, "use POST")
+	}
+	if !strings.HasPrefix(r.URL.Path, WebhookPathPrefix) {
+		return 0, "", fail(http.StatusNotFound, "not found")
+	}
+	gr, err := rc.lookup(r.Context(), r.URL.Path)
+	if err != nil {
+		return 0, "", err
+	}
+	body, err := rc.readBody(r)
+	if err != nil {
+		return 0, "", err
+	}
+	ev, err := rc.verify(r.Context(), gr, r.Header, body)
+	if err != nil {
+		return 0, "", err
+	}
+	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String(), "ref", ev.Ref)
+	if !Concerns(gr.GetRef(), ev.Ref) {
+		return http.StatusAccepted, fmt.Sprintf("push to %s ignored: not the watched ref", ev.Ref), nil
+	}
+	if err := rc.requestReconcile(r.Context(), gr); err != nil {
+		return 0, "", err
+	}
+	log.Info("push webhook: reconcile requested")
+	return http.StatusOK, "reconcile requested", nil
+}
+
+func (rc *Receiver) lookup(ctx context.Context, path string) (*v1alpha1.GitRepository, error) {
+	var list v1alpha1.GitRepositoryList
+	var opts []client.ListOption
+	if rc.Indexed {
+		opts = append(opts, client.MatchingFields{WebhookPathIndex: path})
+	}
+	if err := rc.Client.List(ctx, &list, opts...); err != nil {
+		return nil, fmt.Errorf("list gitrepositories: %w", err)
+	}
+	for i := range list.Items {
+		gr := &list.Items[i]
+		if gr.Status.WebhookPath == path && gr.Spec.Webhook != nil {
+			return gr, nil
+		}
+	}
+	return nil, fail(http.StatusNotFound, "not found")
+}
+
+func (rc *Receiver) readBody(r *http.Request) ([]byte, error) {
+	limit := rc.MaxBodyBytes
+	if limit <= 0 {
+		limit = DefaultMaxBodyBytes
+	}
+	if r.ContentLength > limit {
+		return nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, fail(http.StatusBadRequest, "reading body: %v", err)
+	}
+	if int64(len(body)) > limit {
+		return nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
+	}
+	return body, nil
+}
+
+// verify checks the signature before parsing, so an unauthenticated
+// sender learns nothing about the payload rules.
+func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h http.Header, body []byte) (PushEvent, error) {
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: gr.Namespace, Name: gr.Spec.Webhook.SecretRef.Name}
+	if err := rc.Client.Get(ctx, key, &secret); err != nil {
+		return PushEvent{}, fmt.Errorf("get webhook secret %s: %w", key, err)
+	}
+	token := secret.Data[WebhookTokenKey]
+	if len(token) == 0 {
+		return PushEvent{}, fmt.Errorf("webhook secret %s has no key %q", key, WebhookTokenKey)
+	}
+	if err := VerifySignature(h, body, token); err != nil {
+		return PushEvent{}, fail(http.StatusUnauthorized, "%v", err)
+	}
+	ev, err := ParsePushEvent(h, body)
+	if err != nil {
+		return PushEvent{}, fail(http.StatusBadRequest, "%v", err)
+	}
+	return ev, nil
+}
+
+func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
+	now := time.Now
+	if rc.Now != nil {
+		now = rc.Now
+	}
+	patch := client.MergeFrom(gr.DeepCopy())
+	ann := gr.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[v1alpha1.ReconcileRequestedAtAnnotation] = now().UTC().Format(time.RFC3339Nano)
+	gr.SetAnnotations(ann)
+	if err := rc.Client.Patch(ctx, gr, patch); err != nil {
+		return fmt.Errorf("annotate gitrepository %s: %w", client.ObjectKeyFromObject(gr), err)
+	}
+	return nil
+}
