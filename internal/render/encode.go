@@ -1,0 +1,26 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// EncodeYAML writes objects as multi-document YAML in the given order; keys
+// are sorted, so equal objects always encode to equal bytes.
+func EncodeYAML(objs []*unstructured.Unstructured) ([]byte, error) {
+	var buf bytes.Buffer
+	for i, u := range objs {
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", identity(u), err)
+		}
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(b)
+	}
+	return buf.Bytes(), nil
+}
