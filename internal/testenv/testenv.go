@@ -17,14 +17,12 @@ import (
 	"path/filepath"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
 // BinDirEnv names the directory holding kube-apiserver, etcd, kubectl and
@@ -56,19 +54,7 @@ type Options struct {
 }
 
 // Scheme knows the built-in kinds, CRDs and the bggitops.dev types.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(s))
-	must(apiextensionsv1.AddToScheme(s))
-	must(v1alpha1.AddToScheme(s))
-	return s
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
-}
+func Scheme() *runtime.Scheme { return scheme.New() }
 
 // Start starts etcd and kube-apiserver and installs the CRDs.
 func Start(opts Options) (*Env, error) {

@@ -1,0 +1,30 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package flinksim simulates the Apache Flink Kubernetes Operator for tests
+// and the local demo: it reconciles flink.apache.org/v1beta1 FlinkDeployment
+// and FlinkStateSnapshot objects on a real API server and reports their
+// status the way the operator does (lifecycleState CREATED → DEPLOYED →
+// STABLE, jobStatus.state RECONCILING → RUNNING, a jobId, savepoints
+// TRIGGER_PENDING → IN_PROGRESS → COMPLETED with a path).
+//
+// Faults are selected by keys in a FlinkDeployment's flinkConfiguration, so
+// that a Git commit can cause them (see the Fault* constants). A Lineage
+// records which savepoint each job restored from and the record offset it
+// carried, so tests can prove that no state was lost across a rollout.
+package flinksim
+
+// Keys of spec.flinkConfiguration that select a simulated fault.
+const (
+	// FaultNeverReady ("true"): the job never becomes RUNNING.
+	FaultNeverReady = "bggitops.dev/simulate-never-ready"
+	// FaultFailAfter (a Go duration): the job fails that long after it started.
+	FaultFailAfter = "bggitops.dev/simulate-fail-after"
+	// FaultSavepoint ("fail" or "hang"): savepoints of this job fail or never finish.
+	FaultSavepoint = "bggitops.dev/simulate-savepoint"
+	// StartDelay (a Go duration) overrides the simulator's start-up delay.
+	StartDelay = "bggitops.dev/simulate-start-delay"
+)

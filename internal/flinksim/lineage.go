@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package flinksim
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// RecordsPerSecond is the simulated throughput: a job's offset grows by this
+// many records per second of running time.
+const RecordsPerSecond = 1000
+
+// Job is one simulated Flink job.
+type Job struct {
+	ID           string
+	Deployment   string // namespace/name of the FlinkDeployment
+	RestoredFrom string // savepoint path, empty for a fresh start
+	StartOffset  int64  // offset restored from the savepoint (0 for a fresh start)
+	StartedAt    time.Time
+	Stopped      bool
+}
+
+// Savepoint is one completed simulated savepoint.
+type Savepoint struct {
+	Path   string
+	JobID  string
+	Offset int64
+	At     time.Time
+}
+
+// Lineage is the simulator's record of jobs and savepoints.
+type Lineage struct {
+	mu         sync.Mutex
+	jobs       map[string]*Job
+	savepoints map[string]Savepoint
+}
+
+func newLineage() *Lineage {
+	return &Lineage{jobs: map[string]*Job{}, savepoints: map[string]Savepoint{}}
+}
+
+// Jobs returns every job started, oldest first.
+func (l *Lineage) Jobs() []Job {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Job, 0, len(l.jobs))
+	for _, j := range l.jobs {
+		out = append(out, *j)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].StartedAt.Before(out[b].StartedAt) })
+	return out
+}
+
+// Job returns the job with the given id.
+func (l *Lineage) Job(id string) (Job, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j, ok := l.jobs[id]
+	if !ok {
+		return Job{}, false
+	}
+	return *j, true
+}
+
+// Savepoint returns the savepoint at path (with or without a file: prefix).
+func (l *Lineage) Savepoint(path string) (Savepoint, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sp, ok := l.savepoints[normalizePath(path)]
+	return sp, ok
+}
+
+func (l *Lineage) startJob(j *Job) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sp, ok := l.savepoints[normalizePath(j.RestoredFrom)]; ok {
+		j.StartOffset = sp.Offset
+	}
+	l.jobs[j.ID] = j
+}
+
+func (l *Lineage) stopJob(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if j, ok := l.jobs[id]; ok {
+		j.Stopped = true
+	}
+}
+
+// offset is the job's current record offset.
+func (l *Lineage) offset(id string, now time.Time) (int64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	j, ok := l.jobs[id]
+	if !ok {
+		return 0, false
+	}
+	return j.StartOffset + int64(now.Sub(j.StartedAt).Seconds()*RecordsPerSecond), true
+}
+
+func (l *Lineage) addSavepoint(sp Savepoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.savepoints[normalizePath(sp.Path)] = sp
+}
+
+func normalizePath(p string) string {
+	for _, prefix := range []string{"file://", "file:"} {
+		if len(p) > len(prefix) && p[:len(prefix)] == prefix {
+			return p[len(prefix):]
+		}
+	}
+	return p
+}

@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package flinksim
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+const pollInterval = 100 * time.Millisecond
+
+func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	snap := &unstructured.Unstructured{}
+	snap.SetGroupVersionKind(FlinkStateSnapshotGVK)
+	if err := s.client.Get(ctx, req.NamespacedName, snap); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	sn := deployment{snap} // the same nested accessors serve
+	switch sn.str("status", "state") {
+	case "":
+		sn.setStatus("TRIGGER_PENDING", "state")
+		sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "triggerTimestamp")
+		return reconcile.Result{RequeueAfter: pollInterval}, s.client.Status().Update(ctx, snap)
+	case "TRIGGER_PENDING":
+		return s.trigger(ctx, sn)
+	case "IN_PROGRESS":
+		return s.complete(ctx, sn)
+	}
+	return reconcile.Result{}, nil
+}
+
+// job returns the running FlinkDeployment a snapshot refers to.
+func (s *Simulator) job(ctx context.Context, sn deployment) (deployment, bool) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(FlinkDeploymentGVK)
+	key := types.NamespacedName{Namespace: sn.GetNamespace(), Name: sn.str("spec", "jobReference", "name")}
+	if err := s.client.Get(ctx, key, u); err != nil {
+		return deployment{}, false
+	}
+	d := deployment{u}
+	return d, d.str("status", "jobStatus", "state") == "RUNNING" && u.GetDeletionTimestamp() == nil
+}
+
+func (s *Simulator) fail(ctx context.Context, sn deployment, msg string) (reconcile.Result, error) {
+	sn.setStatus("FAILED", "state")
+	sn.setStatus(msg, "error")
+	sn.setStatus(int64(1), "failures")
+	sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "resultTimestamp")
+	return reconcile.Result{}, s.client.Status().Update(ctx, sn.Unstructured)
+}
+
+func (s *Simulator) trigger(ctx context.Context, sn deployment) (reconcile.Result, error) {
+	d, ok := s.job(ctx, sn)
+	if !ok {
+		return s.fail(ctx, sn, "job "+sn.str("spec", "jobReference", "name")+" is not running")
+	}
+	if configValue(d.Unstructured, FaultSavepoint) == "fail" {
+		return s.fail(ctx, sn, "simulated savepoint failure")
+	}
+	sn.setStatus("IN_PROGRESS", "state")
+	sn.setStatus(newID(), "triggerId")
+	return reconcile.Result{RequeueAfter: s.opts.SavepointDelay}, s.client.Status().Update(ctx, sn.Unstructured)
+}
+
+func (s *Simulator) complete(ctx context.Context, sn deployment) (reconcile.Result, error) {
+	d, ok := s.job(ctx, sn)
+	if !ok {
+		return s.fail(ctx, sn, "job "+sn.str("spec", "jobReference", "name")+" stopped during the savepoint")
+	}
+	if configValue(d.Unstructured, FaultSavepoint) == "hang" {
+		return reconcile.Result{}, nil
+	}
+	started, _ := time.Parse(time.RFC3339Nano, sn.str("status", "triggerTimestamp"))
+	if wait := started.Add(s.opts.SavepointDelay).Sub(s.now()); wait > 0 {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	jobID := d.str("status", "jobStatus", "jobId")
+	path := savepointPath(d.Unstructured, jobID)
+	offset, _ := s.lineage.offset(jobID, s.now())
+	s.lineage.addSavepoint(Savepoint{Path: path, JobID: jobID, Offset: offset, At: s.now()})
+	sn.setStatus("COMPLETED", "state")
+	sn.setStatus(path, "path")
+	sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "resultTimestamp")
+	return reconcile.Result{}, s.client.Status().Update(ctx, sn.Unstructured)
+}
