@@ -1,0 +1,216 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/go-logr/logr/testr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/testenv"
+)
+
+// The control plane starts only when a test needs it, so the git tests run
+// without bin/kube-apiserver.
+var (
+	envOnce sync.Once
+	env     *testenv.Env
+	envErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		_ = env.Stop()
+	}
+	os.Exit(code)
+}
+
+func kube(t *testing.T) client.Client {
+	t.Helper()
+	envOnce.Do(func() { env, envErr = testenv.Start(testenv.Options{WithoutFlinkCRDs: true}) })
+	if envErr != nil {
+		t.Skipf("no control plane (build bin/ first): %v", envErr)
+	}
+	return env.Client
+}
+
+const hookToken = "hook-s3cret-token"
+
+// hookFixture is a namespace with a GitRepository watching branch main
+// and its webhook Secret, behind a Receiver on a real HTTP server.
+type hookFixture struct {
+	c    client.Client
+	gr   *v1alpha1.GitRepository
+	url  string
+	path string
+}
+
+func newHookFixture(t *testing.T, ref v1alpha1.GitRepositoryRef) *hookFixture {
+	t.Helper()
+	c := kube(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hook-"}}
+	require.NoError(t, c.Create(ctx, ns))
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "hook"},
+		Data: map[string][]byte{WebhookTokenKey: []byte(hookToken)}}
+	require.NoError(t, c.Create(ctx, sec))
+	gr := &v1alpha1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "app"},
+		Spec: v1alpha1.GitRepositorySpec{URL: "https://example.com/app.git", Ref: &ref,
+			Webhook: &v1alpha1.WebhookSpec{SecretRef: v1alpha1.LocalObjectReference{Name: "hook"}}},
+	}
+	require.NoError(t, c.Create(ctx, gr))
+	gr.Status.WebhookPath = WebhookPath([]byte(hookToken), ns.Name, gr.Name)
+	require.NoError(t, c.Status().Update(ctx, gr))
+
+	rc := &Receiver{Client: c, MaxBodyBytes: 4096, Log: testr.New(t)}
+	srv := httptest.NewServer(rc)
+	t.Cleanup(srv.Close)
+	return &hookFixture{c: c, gr: gr, url: srv.URL, path: gr.Status.WebhookPath}
+}
+
+func (f *hookFixture) annotation(t *testing.T) string {
+	t.Helper()
+	var gr v1alpha1.GitRepository
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(f.gr), &gr))
+	return gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+}
+
+type hookRequest struct {
+	method, path string
+	h            http.Header
+	body         string
+}
+
+func (f *hookFixture) do(t *testing.T, r hookRequest) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(r.method, f.url+r.path, strings.NewReader(r.body))
+	require.NoError(t, err)
+	for k, v := range r.h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = fmt.Fprint(&b, resp.Status)
+	return resp.StatusCode, b.String()
+}
+
+func TestReceiver(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	push := func(ref string) string { return fmt.Sprintf(`{"ref":%q,"after":"%s"}`, ref, sha) }
+	main, dev := push("refs/heads/main"), push("refs/heads/dev")
+	github := func(body, token string) http.Header {
+		return headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(token, body))
+	}
+	gitea := func(body, token string) http.Header {
+		return headers(GiteaEventHeader, "push", GitHubEventHeader, "push", GiteaSignatureHeader, sign(token, body),
+			GitHubSignatureHeader, "sha256="+sign(token, body))
+	}
+	gitlab := func(token string) http.Header {
+		return headers(GitLabEventHeader, "Push Hook", GitLabTokenHeader, token)
+	}
+	big := `{"ref":"refs/heads/main","pad":"` + strings.Repeat("x", 5000) + `"}`
+
+	for _, tc := range []struct {
+		name    string
+		req     hookRequest
+		code    int
+		trigger bool
+	}{
+		{"github push", hookRequest{"POST", f.path, github(main, hookToken), main}, 200, true},
+		{"gitea push", hookRequest{"POST", f.path, gitea(main, hookToken), main}, 200, true},
+		{"gitlab push", hookRequest{"POST", f.path, gitlab(hookToken), main}, 200, true},
+		{"github bad signature", hookRequest{"POST", f.path, github(main, "guess"), main}, 401, false},
+		{"gitea bad signature", hookRequest{"POST", f.path, gitea(main, "guess"), main}, 401, false},
+		{"gitlab bad token", hookRequest{"POST", f.path, gitlab("guess"), main}, 401, false},
+		{"body tampered", hookRequest{"POST", f.path, github(dev, hookToken), main}, 401, false},
+		{"no signature", hookRequest{"POST", f.path, headers(GitHubEventHeader, "push"), main}, 401, false},
+		{"oversized body", hookRequest{"POST", f.path, github(big, hookToken), big}, 413, false},
+		{"wrong event type", hookRequest{"POST", f.path, headers(GitHubEventHeader, "issues", GitHubSignatureHeader, "sha256="+sign(hookToken, main)), main}, 400, false},
+		{"bad payload", hookRequest{"POST", f.path, github("{", hookToken), "{"}, 400, false},
+		{"push to another branch", hookRequest{"POST", f.path, github(dev, hookToken), dev}, 202, false},
+		{"unknown path", hookRequest{"POST", "/hook/" + strings.Repeat("0", 64), github(main, hookToken), main}, 404, false},
+		{"outside /hook/", hookRequest{"POST", "/other", github(main, hookToken), main}, 404, false},
+		{"wrong method", hookRequest{"GET", f.path, github(main, hookToken), main}, 405, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearAnnotation(t, f)
+			code, status := f.do(t, tc.req)
+			assert.Equal(t, tc.code, code, status)
+			got := f.annotation(t)
+			if !tc.trigger {
+				assert.Empty(t, got, "no side effect")
+				return
+			}
+			at, err := time.Parse(time.RFC3339Nano, got)
+			require.NoError(t, err)
+			assert.WithinDuration(t, time.Now(), at, time.Minute)
+		})
+	}
+}
+
+func TestReceiverTagAndSemverRefs(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{SemVer: ">=1.0.0"})
+	body := `{"ref":"refs/tags/v1.3.0"}`
+	code, _ := f.do(t, hookRequest{"POST", f.path, headers(GitLabEventHeader, "Tag Push Hook", GitLabTokenHeader, hookToken), body})
+	assert.Equal(t, 200, code)
+	assert.NotEmpty(t, f.annotation(t))
+}
+
+// clearAnnotation removes the reconcile annotation with a merge patch.
+func clearAnnotation(t *testing.T, f *hookFixture) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.ReconcileRequestedAtAnnotation + `":null}}}`)
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: f.gr.Name}}
+	require.NoError(t, f.c.Patch(context.Background(), gr, client.RawPatch("application/merge-patch+json", patch)))
+}
+
+// TestReceiverIndexed runs the Receiver as a manager would: a cached
+// client with WebhookPathIndex registered. It also checks that nothing
+// logged, at any verbosity, holds the token.
+func TestReceiverIndexed(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ca, err := cache.New(env.Config, cache.Options{Scheme: testenv.Scheme()})
+	require.NoError(t, err)
+	require.NoError(t, ca.IndexField(ctx, &v1alpha1.GitRepository{}, WebhookPathIndex, IndexWebhookPath))
+	go func() { _ = ca.Start(ctx) }()
+	require.True(t, ca.WaitForCacheSync(ctx))
+	cl, err := client.New(env.Config, client.Options{Scheme: testenv.Scheme(), Cache: &client.CacheOptions{Reader: ca}})
+	require.NoError(t, err)
+
+	var logs strings.Builder
+	log := funcr.New(func(prefix, args string) { logs.WriteString(prefix + args + "\n") }, funcr.Options{Verbosity: 10})
+	srv := httptest.NewServer(&Receiver{Client: cl, Log: log, Indexed: true})
+	defer srv.Close()
+	f.url = srv.URL
+
+	body := `{"ref":"refs/heads/main"}`
+	require.Eventually(t, func() bool {
+		code, _ := f.do(t, hookRequest{"POST", f.path, headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body)), body})
+		return code == 200
+	}, 10*time.Second, 100*time.Millisecond)
+	assert.NotEmpty(t, f.annotation(t))
+	code, _ := f.do(t, hookRequest{"POST", f.path, headers(GitLabEventHeader, "Push Hook", GitLabTokenHeader, "wrong"), body})
+	assert.Equal(t, 401, code)
+	assert.Contains(t, logs.String(), "reconcile requested")
+	assert.NotContains(t, logs.String(), hookToken)
+}
