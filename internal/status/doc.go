@@ -1,0 +1,11 @@
+// Package status writes bg-gitops outcomes back to the commit that caused
+// them, as commit statuses on Gitea, GitHub or GitLab.
+//
+// It owns the forge clients (one small Provider interface), the status
+// contexts and state words, description limits, revision → SHA parsing, the
+// classification of forge errors (unauthorized, not found, rate limited,
+// transient) and Sync, the level-triggered step the controllers call: read
+// the commit's statuses, post only what is missing, report what the forge
+// has acknowledged. Sync never posts a status identical to the current one,
+// so a restart or a lost response cannot produce duplicates.
+package status

@@ -1,0 +1,95 @@
+package status
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrUnauthorized: the token is missing, wrong, expired or lacks the
+	// scope to write statuses (HTTP 401, or 403 without rate limiting).
+	ErrUnauthorized = errors.New("forge rejected the token")
+	// ErrNotFound: the repository or commit does not exist, or the token
+	// cannot see it (HTTP 404).
+	ErrNotFound = errors.New("repository or commit not found")
+)
+
+// RateLimitedError says the forge throttled us; retry after RetryAfter.
+type RateLimitedError struct {
+	RetryAfter time.Duration
+	Message    string
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited, retry after %s: %s", e.RetryAfter.Round(time.Second), e.Message)
+}
+
+// defaultRetryAfter is used when a throttled response names no time.
+const defaultRetryAfter = time.Minute
+
+// classify turns a non-2xx response into one of the package's errors. msg
+// is the forge's message; it never contains our token (callers redact).
+func classify(code int, h http.Header, msg string, now time.Time) error {
+	msg = strings.TrimSpace(msg)
+	if wait, limited := rateLimited(code, h, now); limited {
+		return &RateLimitedError{RetryAfter: wait, Message: fmt.Sprintf("HTTP %d %s", code, msg)}
+	}
+	switch code {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("%w: HTTP %d %s", ErrUnauthorized, code, msg)
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: HTTP %d %s", ErrNotFound, code, msg)
+	}
+	return fmt.Errorf("HTTP %d %s", code, msg)
+}
+
+// rateLimited recognises 429, and 403 with an exhausted quota or a
+// Retry-After (GitHub's primary and secondary limits).
+func rateLimited(code int, h http.Header, now time.Time) (time.Duration, bool) {
+	exhausted := h.Get("X-RateLimit-Remaining") == "0" || h.Get("RateLimit-Remaining") == "0"
+	switch {
+	case code == http.StatusTooManyRequests:
+	case code == http.StatusForbidden && (exhausted || h.Get("Retry-After") != ""):
+	default:
+		return 0, false
+	}
+	return retryAfter(h, now), true
+}
+
+// retryAfter reads Retry-After (seconds or HTTP date), then the reset time
+// (X-RateLimit-Reset on GitHub, RateLimit-Reset on GitLab: epoch seconds).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After"); v != "" {
+		if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
+			return positive(time.Duration(secs) * time.Second)
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return positive(t.Sub(now))
+		}
+	}
+	for _, k := range []string{"X-RateLimit-Reset", "RateLimit-Reset"} {
+		if epoch, err := strconv.ParseInt(h.Get(k), 10, 64); err == nil {
+			return positive(time.Unix(epoch, 0).Sub(now))
+		}
+	}
+	return defaultRetryAfter
+}
+
+func positive(d time.Duration) time.Duration {
+	if d < time.Second {
+		return time.Second
+	}
+	return d
+}
+
+// redact removes the token from a message that may echo request data.
+func redact(msg, token string) string {
+	if token == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, token, "***")
+}

@@ -1,0 +1,41 @@
+package status
+
+import "context"
+
+// State is the provider-neutral outcome of a sync or rollout.
+type State string
+
+// The states bg-gitops reports; each provider maps them to its own words.
+const (
+	StatePending State = "pending"
+	StateSuccess State = "success"
+	StateFailure State = "failure"
+)
+
+// Status is one commit status.
+type Status struct {
+	// Context identifies the reporter; see SyncContext and RolloutContext.
+	Context     string
+	Description string
+	TargetURL   string
+	State       State
+}
+
+// Provider reads and writes the commit statuses of one repository.
+type Provider interface {
+	// List returns the statuses currently on the commit: at least the
+	// latest one per context.
+	List(ctx context.Context, sha string) ([]Status, error)
+	// Post adds a status to the commit.
+	Post(ctx context.Context, sha string, s Status) error
+}
+
+// SyncContext is the context of a GitRepository's sync status.
+func SyncContext(namespace, name string) string {
+	return "bg-gitops/sync/" + namespace + "/" + name
+}
+
+// RolloutContext is the context of a FlinkBlueGreenDeployment's rollout.
+func RolloutContext(namespace, name string) string {
+	return "bg-gitops/rollout/" + namespace + "/" + name
+}
