@@ -30,7 +30,11 @@ func newGitLab(address, repository, token string, c *http.Client) (*gitlabProvid
 	if repository == "" || strings.HasPrefix(repository, "/") || strings.HasSuffix(repository, "/") {
 		return nil, fmt.Errorf("gitlab repository %q: want a project id or group/name", repository)
 	}
-	return &gitlabProvider{base: address + "/api/v4", project: repository, token: token, http: c}, nil
+	// PRIVATE-TOKEN is not a header net/http strips on a redirect to another
+	// host, so redirects are not followed at all.
+	noRedirect := *c
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &gitlabProvider{base: address + "/api/v4", project: repository, token: token, http: &noRedirect}, nil
 }
 
 func (g *gitlabProvider) forge() string { return ProviderGitLab }
@@ -113,6 +117,10 @@ func (g *gitlabProvider) do(ctx context.Context, method, path string, in, out an
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode/100 == 3 {
+		return nil, fmt.Errorf("HTTP %d redirect to %q not followed: set the address to the forge's final URL",
+			resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, classify(resp.StatusCode, resp.Header, redact(gitlabMessage(data), g.token), time.Now())

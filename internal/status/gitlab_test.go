@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,5 +186,19 @@ func TestNewProviderRejectsBadSpecs(t *testing.T) {
 	}
 	if _, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "gitlab", Repository: "42"}, "t", nil); err != nil {
 		t.Errorf("numeric GitLab project id: %v", err)
+	}
+}
+
+func TestGitLabDoesNotFollowRedirectsWithTheToken(t *testing.T) {
+	var leaked bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = r.Header.Get("PRIVATE-TOKEN") != ""
+	}))
+	defer other.Close()
+	f, p := newGitLabForTest(t)
+	f.failNext(cannedResponse{301, map[string]string{"Location": other.URL + "/api/v4/x"}, ""})
+	err := p.Post(context.Background(), sha40, Status{Context: "c", State: StateSuccess})
+	if err == nil || leaked || !strings.Contains(err.Error(), "redirect") {
+		t.Fatalf("err = %v, token sent to the redirect target: %v", err, leaked)
 	}
 }
