@@ -1,0 +1,244 @@
+package bluegreen
+
+import (
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// initializing handles INITIALIZING_BLUE: nothing runs yet (first
+// deployment, or a first deployment that aborted).
+func (d *decider) initializing() {
+	d.st.BlueGreenState = v1alpha1.InitializingBlue
+	d.st.ActiveDeployment = ""
+	d.ackIdleRequests()
+	if d.templateSuspended() {
+		d.initialSuspended()
+		return
+	}
+	pending := d.specPending() || d.retryRequested() || d.st.JobStatus.State == v1alpha1.JobSuspended
+	if !pending {
+		return
+	}
+	if b := d.child(Blue); b != nil && b.Deleting {
+		d.progressing("WaitingForDeletion", "waiting for FlinkDeployment %s to be deleted before deploying", b.Name)
+		d.requeue(d.t.interval)
+		return
+	}
+	d.startFirst(Blue, "DeploymentStarted")
+}
+
+// initialSuspended: FLIP-503 creates no child for a suspended template.
+func (d *decider) initialSuspended() {
+	if d.st.JobStatus.State != v1alpha1.JobSuspended {
+		d.event(false, "Suspended", "spec.template.spec.job.state is suspended: no FlinkDeployment is started")
+	}
+	d.setJob(v1alpha1.JobSuspended, "")
+	d.suspendChild(d.child(Blue))
+	d.suspendChild(d.child(Green))
+}
+
+// startFirst deploys colour c from the template with nothing to hand over
+// from: a first deployment.
+func (d *decider) startFirst(c Color, reason string) {
+	d.apply(d.desiredChild(c, d.templateSavepointPath()))
+	d.ackRetry()
+	d.stamp()
+	d.st.BlueGreenState = transitioningTo(c)
+	d.st.ActiveDeployment = ""
+	d.st.TargetRevision = d.revision()
+	d.st.TransitionStartTime = d.ts(d.now)
+	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.st.DeploymentReadyTimestamp = nil
+	d.st.Savepoint = nil
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Progressing", "deploying %s (%s)", d.childName(c), revOr(d.revision()))
+	d.event(false, reason, "deploying %s from %s", d.childName(c), revOr(d.revision()))
+	d.requeue(d.t.interval)
+}
+
+// active handles ACTIVE_X: X runs; a pending change starts an in-place
+// patch or a blue/green transition.
+func (d *decider) active(x Color) {
+	a := d.child(x)
+	d.st.BlueGreenState = activeState(x)
+	d.st.ActiveDeployment = d.childName(x)
+	d.ackIdleRequests()
+	if a == nil || a.Deleting {
+		d.activeMissing(x, a)
+		return
+	}
+	d.st.ActiveRevision = a.Revision
+	if !d.specPending() && !d.retryRequested() {
+		return
+	}
+	diff := Classify(d.baseOf(a), d.spec)
+	switch {
+	case diff.Type == DiffIgnore:
+		d.ackRetry()
+		d.stamp()
+		d.settle(a)
+	case a.suspendedSpec() || diff.Type == DiffSuspend || diff.Type == DiffResume || diff.Type == DiffPatchChild:
+		d.patchInPlace(x, a, diff)
+	default:
+		d.startTransition(x, a, diff)
+	}
+}
+
+// settle reports the active child's job once nothing is left to do.
+func (d *decider) settle(a *Child) {
+	switch {
+	case a.suspendedSpec():
+		d.setJob(v1alpha1.JobSuspended, "")
+	case a.Ready():
+		d.setJob(v1alpha1.JobRunning, "")
+	}
+}
+
+// activeMissing: the active child was deleted behind our back. Its state
+// is gone, so only an explicit retry redeploys it from the template.
+func (d *decider) activeMissing(x Color, a *Child) {
+	name := d.childName(x)
+	if a == nil && d.retryRequested() {
+		d.startFirst(x, "RedeployStarted")
+		return
+	}
+	msg := "active FlinkDeployment " + name + " is missing (deleted outside bg-gitops?); its job and state are gone. Run " +
+		d.cmd("retry") + " to deploy it again from spec.template"
+	if a != nil {
+		msg = "active FlinkDeployment " + name + " is being deleted outside bg-gitops; once it is gone, run " +
+			d.cmd("retry") + " to deploy it again from spec.template"
+		d.requeue(d.t.interval)
+	}
+	if d.st.Error != msg {
+		d.event(true, "ActiveDeploymentMissing", "%s", msg)
+	}
+	d.fail(msg)
+}
+
+// patchInPlace applies the template to the active child (FLIP-503
+// PATCH_CHILD, SUSPEND, RESUME, and any change while the job is
+// suspended). It keeps the child's initialSavepointPath. Rollout windows
+// do not hold it back.
+func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
+	path := ""
+	if a.Spec.Job != nil {
+		path = a.Spec.Job.InitialSavepointPath
+	}
+	d.apply(d.desiredChild(x, path))
+	d.ackRetry()
+	d.stamp()
+	d.st.BlueGreenState = transitioningTo(x)
+	d.st.TargetRevision = d.revision()
+	d.st.TransitionStartTime = d.ts(d.now)
+	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.st.DeploymentReadyTimestamp = nil
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Progressing", "patching %s in place (%s)", a.Name, diff.Type)
+	d.event(false, "PatchStarted", "patching %s in place (%s: %v) to %s", a.Name, diff.Type, diff.Fields, revOr(d.revision()))
+	d.requeue(d.t.interval)
+}
+
+// startTransition starts a blue/green transition from X, with a
+// savepoint unless the upgrade mode is stateless or the change is a
+// savepoint redeploy. It needs a ready X, no leftover of the other colour
+// being deleted, and an open rollout window.
+func (d *decider) startTransition(x Color, a *Child, diff Diff) {
+	y := x.Other()
+	if !a.Ready() {
+		d.waitForActive(a, y)
+		return
+	}
+	if b := d.child(y); b != nil && b.Deleting {
+		d.st.TargetRevision = d.revision()
+		d.progressing("WaitingForDeletion", "waiting for FlinkDeployment %s to be deleted before the transition", b.Name)
+		d.requeue(d.t.interval)
+		return
+	}
+	if !d.in.Window.Open {
+		d.waitForWindow()
+		return
+	}
+	d.ackRetry()
+	if diff.Type == DiffTransition && d.stateful() {
+		d.startSavepoint(x, a)
+		return
+	}
+	d.st.Savepoint = nil
+	d.startNewColour(y, d.templateSavepointPath(), diff)
+}
+
+// waitForActive: FLIP-503 refuses a transition from a job that is not
+// ready. Unlike FLIP-503 the change is not consumed: it starts once the
+// job is ready again.
+func (d *decider) waitForActive(a *Child, y Color) {
+	msg := "transition to " + d.childName(y) + " not possible: active FlinkDeployment " + a.Name +
+		" is not ready (" + a.describe() + "); the change starts when it is"
+	if d.st.Error != msg {
+		d.event(true, "ActiveJobNotReady", "%s", msg)
+	}
+	d.st.TargetRevision = d.revision()
+	d.fail(msg)
+	d.progressing("WaitingForActiveJob", "%s", msg)
+}
+
+func (d *decider) waitForWindow() {
+	d.st.TargetRevision = d.revision()
+	msg := d.in.Window.Description
+	if msg == "" {
+		msg = "waiting for rollout window"
+	}
+	msg += " to roll out " + revOr(d.revision())
+	if c := findCondition(d.st.Conditions, v1alpha1.ReconcilingCondition); c == nil || c.Reason != "WaitingForRolloutWindow" {
+		d.event(false, "WaitingForRolloutWindow", "%s", msg)
+	}
+	d.progressing("WaitingForRolloutWindow", "%s", msg)
+	if !d.in.Window.OpensAt.IsZero() {
+		d.requeue(d.in.Window.OpensAt.Sub(d.now))
+	}
+}
+
+// startNewColour deploys Y beside the active colour.
+func (d *decider) startNewColour(y Color, savepointPath string, diff Diff) {
+	d.apply(d.desiredChild(y, savepointPath))
+	d.stamp()
+	d.st.BlueGreenState = transitioningTo(y)
+	d.st.TargetRevision = d.revision()
+	if d.st.TransitionStartTime == nil || !isSavepointing(d.in.Parent.Status.BlueGreenState) {
+		d.st.TransitionStartTime = d.ts(d.now)
+	}
+	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.st.DeploymentReadyTimestamp = nil
+	d.setJob(v1alpha1.JobReconciling, "")
+	from := "spec.template"
+	if savepointPath != "" {
+		from = "savepoint " + savepointPath
+	}
+	d.progressing("Progressing", "waiting for %s to become ready", d.childName(y))
+	d.event(false, "TransitionStarted", "starting %s from %s (%s: %v), %s keeps running",
+		d.childName(y), from, diff.Type, diff.Fields, d.st.ActiveDeployment)
+	d.requeue(d.t.interval)
+}
+
+func activeState(c Color) v1alpha1.BlueGreenState {
+	if c == Blue {
+		return v1alpha1.ActiveBlue
+	}
+	return v1alpha1.ActiveGreen
+}
+
+func transitioningTo(c Color) v1alpha1.BlueGreenState {
+	if c == Blue {
+		return v1alpha1.TransitioningToBlue
+	}
+	return v1alpha1.TransitioningToGreen
+}
+
+func savepointingState(c Color) v1alpha1.BlueGreenState {
+	if c == Blue {
+		return v1alpha1.SavepointingBlue
+	}
+	return v1alpha1.SavepointingGreen
+}
+
+func isSavepointing(s v1alpha1.BlueGreenState) bool {
+	return s == v1alpha1.SavepointingBlue || s == v1alpha1.SavepointingGreen
+}

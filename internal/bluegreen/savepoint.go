@@ -1,0 +1,153 @@
+package bluegreen
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// startSavepoint requests a savepoint of the active job (SAVEPOINTING_X).
+// Unlike FLIP-503 the spec is stamped here, so a failed savepoint is not
+// retried in a loop.
+func (d *decider) startSavepoint(x Color, a *Child) {
+	name := d.snapshotName(a)
+	d.createSnapshot(name, a.Name)
+	d.stamp()
+	d.st.BlueGreenState = savepointingState(x)
+	d.st.TargetRevision = d.revision()
+	d.st.TransitionStartTime = d.ts(d.now)
+	d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.ts(d.now)}
+	d.resetMarkers()
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
+	d.event(false, "SavepointStarted", "taking savepoint %s of %s (job %s) to roll out %s", name, a.Name, orDash(a.JobID), revOr(d.revision()))
+	d.requeue(min(d.t.interval, d.t.savepointTimeout))
+}
+
+func (d *decider) createSnapshot(name, job string) {
+	d.out.Actions = append(d.out.Actions, Action{Type: CreateSnapshot, Snapshot: &SnapshotSpec{Name: name, JobName: job}})
+}
+
+// snapshotName is a pure function of the inputs that start the savepoint
+// (target spec, generation, the active job, the retry request), so that a
+// crash between creating the snapshot and writing status re-issues the
+// same name, while a new commit or a retry gets a fresh one.
+func (d *decider) snapshotName(a *Child) string {
+	spec, _ := json.Marshal(d.spec.Template.Spec)
+	h := sha256.New()
+	for _, part := range []string{string(spec), strconv.FormatInt(d.p.Generation, 10), a.Name, a.JobID,
+		d.annotation(v1alpha1.RetryRequestedAtAnnotation)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	sum := hex.EncodeToString(h.Sum(nil))[:10]
+	return dnsPrefix(d.p.Name, 63-len("-sp-")-len(sum)) + "-sp-" + sum
+}
+
+// dnsPrefix shortens a name to max characters of a DNS-1123 label.
+func dnsPrefix(name string, max int) string {
+	b := []byte(strings.ToLower(name))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	if len(b) > max {
+		b = b[:max]
+	}
+	s := strings.Trim(string(b), "-")
+	if s == "" {
+		return "fbgd"
+	}
+	return s
+}
+
+// savepointing handles SAVEPOINTING_X: wait for the snapshot, then start
+// the new colour from it; a failed, abandoned or late snapshot ends the
+// attempt with X untouched.
+func (d *decider) savepointing(x Color) {
+	a, sp := d.child(x), d.st.Savepoint
+	switch {
+	case d.abortRequested():
+		d.ackAbort()
+		d.savepointFailed(x, "Aborted", "aborted by request while taking the savepoint")
+		return
+	case a == nil || a.Deleting:
+		d.savepointFailed(x, "SavepointFailed", "active FlinkDeployment "+d.childName(x)+" disappeared while taking the savepoint")
+		return
+	case sp == nil || sp.Name == "":
+		d.savepointFailed(x, "SavepointFailed", "the savepoint record in status.savepoint was lost")
+		return
+	}
+	snap := d.in.Snapshot
+	if snap != nil && snap.Name != sp.Name {
+		snap = nil
+	}
+	d.savepointProgress(x, a, sp, snap)
+}
+
+func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointStatus, snap *Snapshot) {
+	deadline := sp.TriggerTimestamp
+	if deadline == nil {
+		deadline = d.ts(d.now)
+	}
+	deadline = d.ts(deadline.Add(d.t.savepointTimeout))
+	switch {
+	case snap != nil && snap.State == SnapshotCompleted:
+		d.savepointDone(x, a, snap)
+	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):
+		d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("savepoint %s of %s %s: %s", sp.Name, a.Name, strings.ToLower(snap.State), orDash(snap.Error)))
+	case !d.now.Before(deadline.Time):
+		d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("savepoint %s of %s did not complete within %s (%s)",
+			sp.Name, a.Name, d.t.savepointTimeout, v1alpha1.SavepointTimeoutKey))
+	default:
+		if snap == nil {
+			// Not seen yet, or lost between action and status write.
+			d.createSnapshot(sp.Name, a.Name)
+		}
+		d.progressing("Savepointing", "taking savepoint %s of %s", sp.Name, a.Name)
+		d.requeue(d.until(deadline))
+	}
+}
+
+func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot) {
+	path := strings.TrimPrefix(snap.Path, "file:")
+	if path == "" {
+		d.savepointFailed(x, "SavepointFailed", "savepoint "+snap.Name+" completed without a path")
+		return
+	}
+	d.st.Savepoint.Path = path
+	diff := Classify(d.baseOf(a), d.spec)
+	if b := d.child(x.Other()); b != nil && b.Deleting {
+		d.progressing("WaitingForDeletion", "savepoint done; waiting for FlinkDeployment %s to be deleted", b.Name)
+		d.requeue(d.t.interval)
+		return
+	}
+	switch diff.Type {
+	case DiffTransition:
+		d.startNewColour(x.Other(), path, diff)
+	case DiffSavepointRedeploy:
+		d.startNewColour(x.Other(), d.templateSavepointPath(), diff)
+	default:
+		// The spec changed while savepointing and needs no new colour now.
+		d.st.BlueGreenState = activeState(x)
+		d.settle(a)
+		d.active(x)
+	}
+}
+
+// savepointFailed returns to ACTIVE_X with FAILING; X was never touched.
+func (d *decider) savepointFailed(x Color, reason, cause string) {
+	msg := "transition not started: " + cause + "; " + d.childName(x) + " keeps running. Push a new commit or run " +
+		d.cmd("retry") + " to try again"
+	d.st.BlueGreenState = activeState(x)
+	d.resetMarkers()
+	d.fail(msg)
+	d.event(true, reason, "%s", msg)
+	d.active(x)
+}

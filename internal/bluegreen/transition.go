@@ -1,0 +1,260 @@
+package bluegreen
+
+import (
+	"fmt"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// transitionKind tells what TRANSITIONING_TO_T is doing, derived from
+// status.activeDeployment.
+type transitionKind int
+
+const (
+	kindFirst     transitionKind = iota // nothing active: first deployment or redeploy
+	kindInPlace                         // T is the active child, patched in place
+	kindBlueGreen                       // the other colour is active and keeps running
+)
+
+func (d *decider) kindOf(t Color) transitionKind {
+	switch d.st.ActiveDeployment {
+	case "":
+		return kindFirst
+	case d.childName(t):
+		return kindInPlace
+	}
+	return kindBlueGreen
+}
+
+// transitioning handles TRANSITIONING_TO_T.
+func (d *decider) transitioning(t Color) {
+	tc, oc := d.child(t), d.child(t.Other())
+	kind := d.kindOf(t)
+	if kind == kindBlueGreen && (oc == nil || oc.Deleting) {
+		// Past the cut-over point (or the old colour was deleted by
+		// hand): there is nothing to roll back to, so finalise forward.
+		d.st.ActiveDeployment = d.childName(t)
+		kind = kindInPlace
+		d.event(false, "CutOver", "%s is gone; %s is now the active deployment", d.childName(t.Other()), d.childName(t))
+	}
+	if d.abortRequested() {
+		d.ackAbort()
+		d.abort(kind, t, "abort requested")
+		return
+	}
+	if d.changedDuringTransition(kind, t, tc) {
+		return
+	}
+	d.monitor(kind, t, tc, oc)
+}
+
+func (d *decider) monitor(kind transitionKind, t Color, tc, oc *Child) {
+	switch {
+	case tc == nil || tc.Deleting:
+		d.targetMissing(kind, t, tc)
+	case kind == kindInPlace && tc.suspendedSpec():
+		if tc.suspended() {
+			d.finalizeSuspended(t, tc)
+			return
+		}
+		d.notReady(kind, t, tc)
+	case tc.Ready():
+		d.targetReady(kind, t, tc, oc)
+	default:
+		d.notReady(kind, t, tc)
+	}
+}
+
+// changedDuringTransition re-applies T when the spec changes mid-way
+// (FLIP-503), carrying T's savepoint over. A suspend waits until the
+// transition is over; so does a change that needs a new colour while T
+// is patched in place.
+func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc *Child) bool {
+	if !d.specPending() || tc == nil || tc.Deleting {
+		return false
+	}
+	diff := Classify(d.last, d.spec)
+	if diff.Type == DiffSuspend {
+		return false
+	}
+	if kind == kindBlueGreen && d.stateful() && diff.Type != DiffSavepointRedeploy &&
+		(d.st.Savepoint == nil || d.st.Savepoint.Path == "") {
+		// A transition started without a savepoint cannot become stateful
+		// half-way; the change applies once it is over.
+		return false
+	}
+	if kind == kindInPlace {
+		if dt := Classify(d.baseOf(tc), d.spec).Type; dt == DiffTransition || dt == DiffSavepointRedeploy {
+			return false
+		}
+	}
+	path := ""
+	if tc.Spec.Job != nil {
+		path = tc.Spec.Job.InitialSavepointPath
+	}
+	if diff.Type == DiffSavepointRedeploy {
+		path = d.templateSavepointPath()
+	}
+	d.apply(d.desiredChild(t, path))
+	d.stamp()
+	d.st.TargetRevision = d.revision()
+	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.st.DeploymentReadyTimestamp = nil
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
+	d.event(false, "TransitionUpdated", "spec changed during the transition (%s: %v): re-applying %s with %s",
+		diff.Type, diff.Fields, tc.Name, revOr(d.revision()))
+	d.requeue(d.t.interval)
+	return true
+}
+
+// targetMissing: T vanished (deleted by hand, or not yet in the cache).
+func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
+	if d.deadlinePassed() {
+		d.abort(kind, t, d.childName(t)+" is missing")
+		return
+	}
+	if kind == kindInPlace {
+		// The active job itself is gone: nothing to re-create it from.
+		d.st.BlueGreenState = activeState(t)
+		d.resetMarkers()
+		d.active(t)
+		return
+	}
+	if tc == nil {
+		path := d.templateSavepointPath()
+		if kind == kindBlueGreen && d.st.Savepoint != nil && d.st.Savepoint.Path != "" {
+			path = d.st.Savepoint.Path
+		}
+		d.apply(d.desiredChild(t, path))
+	}
+	d.ensureDeadline()
+	d.progressing("Progressing", "waiting for %s to be (re)created", d.childName(t))
+	d.requeue(d.until(d.st.AbortTimestamp))
+}
+
+func (d *decider) ensureDeadline() {
+	if d.st.AbortTimestamp == nil {
+		d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	}
+}
+
+func (d *decider) deadlinePassed() bool {
+	return d.st.AbortTimestamp != nil && !d.now.Before(d.st.AbortTimestamp.Time)
+}
+
+// notReady waits for T until the abort deadline. A T that was ready and
+// stopped being ready gets a fresh grace period (and a fresh deletion
+// delay once ready again).
+func (d *decider) notReady(kind transitionKind, t Color, tc *Child) {
+	if d.st.DeploymentReadyTimestamp != nil {
+		d.st.DeploymentReadyTimestamp = nil
+		d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	}
+	d.ensureDeadline()
+	if d.deadlinePassed() {
+		d.abort(kind, t, fmt.Sprintf("%s not ready within %s (%s)", tc.Name, d.t.grace, tc.describe()))
+		return
+	}
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Progressing", "waiting for %s to become ready (abort at %s)", tc.Name,
+		d.st.AbortTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
+	d.requeue(d.until(d.st.AbortTimestamp))
+}
+
+// targetReady: T runs. Cut over (Automatic or promoted) after the
+// deletion delay; in Manual mode wait for a promotion, with no deadline.
+func (d *decider) targetReady(kind transitionKind, t Color, tc, oc *Child) {
+	first := d.st.DeploymentReadyTimestamp == nil
+	if first {
+		d.st.DeploymentReadyTimestamp = d.ts(d.now)
+	}
+	if kind != kindBlueGreen {
+		if oc != nil && !oc.Deleting {
+			d.deleteChild(t.Other()) // a suspended leftover of an abort
+		}
+		d.finalize(kind, t, tc)
+		return
+	}
+	if d.p.PromotionMode() == v1alpha1.PromotionManual && !d.promoteRequested() {
+		d.waitForPromotion(t, tc, oc, first)
+		return
+	}
+	if d.promoteRequested() {
+		d.ackPromote()
+	}
+	if at := d.st.DeploymentReadyTimestamp.Add(d.t.deletionDelay); d.now.Before(at) {
+		d.setJob(v1alpha1.JobReconciling, "")
+		d.progressing("WaitingForDeletionDelay", "%s is ready; deleting %s at %s", tc.Name, oc.Name, at.UTC().Format("2006-01-02T15:04:05Z"))
+		d.requeue(at.Sub(d.now))
+		return
+	}
+	d.deleteChild(t.Other())
+	d.finalize(kind, t, tc)
+}
+
+func (d *decider) waitForPromotion(t Color, tc, oc *Child, first bool) {
+	msg := fmt.Sprintf("waiting for promotion: %s is ready and %s keeps running; run %s to cut over or %s to roll back",
+		tc.Name, oc.Name, d.cmd("promote"), d.cmd("abort"))
+	if first {
+		d.event(false, "WaitingForPromotion", "%s", msg)
+	}
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("WaitingForPromotion", "%s", msg)
+}
+
+// finalize makes T the active colour (FLIP-503 finalize) and goes on with
+// any change that waited for the transition.
+func (d *decider) finalize(kind transitionKind, t Color, tc *Child) {
+	reason, msg := "Promoted", fmt.Sprintf("%s is active with %s", tc.Name, revOr(tc.Revision))
+	switch kind {
+	case kindFirst:
+		reason = "DeploymentCompleted"
+	case kindInPlace:
+		reason = "PatchCompleted"
+	}
+	d.st.BlueGreenState = activeState(t)
+	d.st.ActiveDeployment = tc.Name
+	d.st.ActiveRevision = tc.Revision
+	d.resetMarkers()
+	d.setJob(v1alpha1.JobRunning, "")
+	d.event(false, reason, "%s", msg)
+	d.active(t)
+}
+
+func (d *decider) finalizeSuspended(t Color, tc *Child) {
+	d.st.BlueGreenState = activeState(t)
+	d.st.ActiveDeployment = tc.Name
+	d.st.ActiveRevision = tc.Revision
+	d.resetMarkers()
+	d.setJob(v1alpha1.JobSuspended, "")
+	d.event(false, "Suspended", "%s is suspended", tc.Name)
+	d.active(t)
+}
+
+// abort gives up on T. A blue/green transition suspends T and keeps the
+// old colour; a first deployment suspends T; an in-place change leaves the
+// only job alone (suspending it would stop the very job we protect).
+func (d *decider) abort(kind transitionKind, t Color, cause string) {
+	tc, o := d.child(t), t.Other()
+	d.resetMarkers()
+	retry := "Push a new commit or run " + d.cmd("retry") + " to try again"
+	switch kind {
+	case kindBlueGreen:
+		d.suspendChild(tc)
+		d.fail(fmt.Sprintf("transition to %s aborted: %s; %s keeps running. %s", d.childName(t), cause, d.childName(o), retry))
+		d.event(true, "Aborted", "%s", d.st.Error)
+		d.st.BlueGreenState = activeState(o)
+		d.active(o)
+	case kindFirst:
+		d.suspendChild(tc)
+		d.fail(fmt.Sprintf("deployment of %s aborted: %s; it is suspended. %s", d.childName(t), cause, retry))
+		d.event(true, "Aborted", "%s", d.st.Error)
+		d.initializing()
+	default:
+		d.fail(fmt.Sprintf("in-place change of %s did not complete: %s; the job is left as it is. %s", d.childName(t), cause, retry))
+		d.event(true, "Aborted", "%s", d.st.Error)
+		d.st.BlueGreenState = activeState(t)
+		d.active(t)
+	}
+}

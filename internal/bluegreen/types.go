@@ -1,0 +1,191 @@
+package bluegreen
+
+import (
+	"strings"
+	"time"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// Color is the value of the TypeLabel on a child: BLUE or GREEN.
+type Color string
+
+// The two colours.
+const (
+	Blue  Color = "BLUE"
+	Green Color = "GREEN"
+)
+
+// TypeLabel carries a child's colour, as in FLIP-503.
+const TypeLabel = "flink/blue-green-deployment-type"
+
+// Other returns the other colour.
+func (c Color) Other() Color {
+	if c == Blue {
+		return Green
+	}
+	return Blue
+}
+
+// ChildName is the name of the child of the given colour: <parent>-blue or
+// <parent>-green.
+func ChildName(parent string, c Color) string {
+	return parent + "-" + strings.ToLower(string(c))
+}
+
+// Flink operator states of a child FlinkDeployment (upper case, as the
+// operator reports them).
+const (
+	LifecycleStable    = "STABLE"
+	LifecycleSuspended = "SUSPENDED"
+	JobRunning         = "RUNNING"
+)
+
+// Child is an observed child FlinkDeployment.
+type Child struct {
+	Name  string
+	Color Color
+	// Spec is the spec now on the child.
+	Spec v1alpha1.FlinkDeploymentSpec
+	// Revision is the child's bggitops.dev/revision annotation.
+	Revision string
+	// LifecycleState is status.lifecycleState (CREATED, DEPLOYED, STABLE,
+	// SUSPENDED, FAILED, ...).
+	LifecycleState string
+	// JobState is status.jobStatus.state (RUNNING, RECONCILING, FAILED, ...).
+	JobState string
+	// JobID is status.jobStatus.jobId.
+	JobID string
+	// UpgradeSavepointPath is status.jobStatus.upgradeSavepointPath.
+	UpgradeSavepointPath string
+	// Deleting is true when metadata.deletionTimestamp is set.
+	Deleting bool
+}
+
+// Ready reports whether the child runs its job healthily.
+func (c *Child) Ready() bool {
+	return c != nil && c.LifecycleState == LifecycleStable && c.JobState == JobRunning && !c.Deleting
+}
+
+// suspendedSpec reports whether the child is asked to suspend its job.
+func (c *Child) suspendedSpec() bool {
+	return c.Spec.Job != nil && c.Spec.Job.State == v1alpha1.JobStateSuspended
+}
+
+// suspended reports whether the child's job is suspended as asked.
+func (c *Child) suspended() bool {
+	return c.suspendedSpec() && c.LifecycleState == LifecycleSuspended
+}
+
+func (c *Child) describe() string {
+	return "lifecycle " + orDash(c.LifecycleState) + ", job " + orDash(c.JobState)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Snapshot states of a FlinkStateSnapshot.
+const (
+	SnapshotTriggerPending = "TRIGGER_PENDING"
+	SnapshotInProgress     = "IN_PROGRESS"
+	SnapshotCompleted      = "COMPLETED"
+	SnapshotFailed         = "FAILED"
+	SnapshotAbandoned      = "ABANDONED"
+)
+
+// Snapshot is the observed FlinkStateSnapshot named in status.savepoint.name.
+type Snapshot struct {
+	Name  string
+	State string
+	Path  string
+	Error string
+}
+
+// Window is the state of the rollout windows at some instant.
+type Window struct {
+	// Open is true inside a window, and when no window is configured.
+	Open bool
+	// OpensAt is the start of the next window when closed.
+	OpensAt time.Time
+	// Description is a human-readable summary for conditions.
+	Description string
+}
+
+// Input is everything Decide looks at.
+type Input struct {
+	// Parent carries spec, status, generation and annotations (revision
+	// and the promote/abort/retry requests).
+	Parent *v1alpha1.FlinkBlueGreenDeployment
+	// Blue and Green are the observed children, nil when absent.
+	Blue, Green *Child
+	// Snapshot is the FlinkStateSnapshot named in status.savepoint.name,
+	// nil when absent.
+	Snapshot *Snapshot
+	// Window is the rollout window state (Open when none is configured).
+	Window Window
+	// Now is the decision's clock.
+	Now time.Time
+}
+
+// ActionType names what an Action does.
+type ActionType string
+
+// Action types.
+const (
+	// ApplyChild creates or replaces the child with exactly ChildSpec
+	// (server-side apply, idempotent).
+	ApplyChild ActionType = "ApplyChild"
+	// DeleteChild deletes the child named ChildName (NotFound is fine).
+	DeleteChild ActionType = "DeleteChild"
+	// CreateSnapshot creates a FlinkStateSnapshot (AlreadyExists is fine).
+	CreateSnapshot ActionType = "CreateSnapshot"
+)
+
+// ChildSpec is the desired state of a child FlinkDeployment. The adapter
+// adds the namespace, the TypeLabel, the owner reference and the revision
+// annotation.
+type ChildSpec struct {
+	Name     string
+	Color    Color
+	Spec     v1alpha1.FlinkDeploymentSpec
+	Revision string
+}
+
+// SnapshotSpec is a savepoint request: a FlinkStateSnapshot named Name with
+// spec.jobReference {kind: FlinkDeployment, name: JobName} and spec.savepoint.
+type SnapshotSpec struct {
+	Name    string
+	JobName string
+}
+
+// Action is one step the adapter executes, in order, before writing status.
+type Action struct {
+	Type      ActionType
+	Child     *ChildSpec
+	ChildName string
+	Snapshot  *SnapshotSpec
+}
+
+// Event is a Kubernetes event to emit on the parent.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	// Status is the complete next status; the adapter writes it after the
+	// actions succeed, and only if it differs from the observed one.
+	Status v1alpha1.FlinkBlueGreenDeploymentStatus
+	// Actions are executed in order before the status write.
+	Actions []Action
+	// RequeueAfter is 0 when only watches need to wake the controller.
+	RequeueAfter time.Duration
+	// Events are emitted after the status write, one per state change.
+	Events []Event
+}

@@ -1,0 +1,326 @@
+package bluegreen
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// world is a tiny simulation of the API server, the Flink operator and the
+// adapter: it feeds Decide, checks the invariants on every decision, and
+// applies the actions the way the adapter would.
+type world struct {
+	t        testing.TB
+	parent   *v1alpha1.FlinkBlueGreenDeployment
+	children map[Color]*Child
+	snaps    map[string]*simSnap
+	now      time.Time
+	window   Window
+	lineage  map[string]int  // child name → job incarnation
+	jobSeq   int             // for job ids
+	byHand   map[string]bool // children deleted outside the controller
+	dropNext bool            // simulate a crash between actions and status write
+	last     Decision
+	history  []string // decisions, for failure messages
+}
+
+type simSnap struct {
+	Snapshot
+	job     string
+	lineage int
+}
+
+var t0 = time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+
+func baseSpec(mode string) v1alpha1.FlinkBlueGreenDeploymentSpec {
+	return v1alpha1.FlinkBlueGreenDeploymentSpec{
+		Configuration: map[string]string{
+			v1alpha1.AbortGracePeriodKey:        "10 min",
+			v1alpha1.RescheduleIntervalKey:      "15 s",
+			v1alpha1.DeploymentDeletionDelayKey: "0",
+		},
+		Template: v1alpha1.FlinkDeploymentTemplate{Spec: v1alpha1.FlinkDeploymentSpec{
+			Image:              "flink:1.20",
+			FlinkVersion:       "v1_20",
+			ServiceAccount:     "flink",
+			FlinkConfiguration: rawJSON(`{"taskmanager.numberOfTaskSlots":"2","state.savepoints.dir":"file:///sp"}`),
+			JobManager:         rawJSON(`{"resource":{"memory":"1g","cpu":1}}`),
+			TaskManager:        rawJSON(`{"resource":{"memory":"1g","cpu":1}}`),
+			Job: &v1alpha1.JobSpec{
+				JarURI:      "local:///opt/flink/job.jar",
+				Parallelism: ptr(int32(2)),
+				UpgradeMode: mode,
+			},
+		}},
+	}
+}
+
+func rawJSON(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
+
+func ptr[T any](v T) *T { return &v }
+
+func newWorld(t testing.TB, mode string) *world {
+	return &world{
+		t: t,
+		parent: &v1alpha1.FlinkBlueGreenDeployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "prod", Generation: 1,
+				Annotations: map[string]string{v1alpha1.RevisionAnnotation: "main@sha1:r1"}},
+			Spec: baseSpec(mode),
+		},
+		children: map[Color]*Child{},
+		snaps:    map[string]*simSnap{},
+		now:      t0,
+		window:   Window{Open: true},
+		lineage:  map[string]int{},
+		byHand:   map[string]bool{},
+	}
+}
+
+func (w *world) status() *v1alpha1.FlinkBlueGreenDeploymentStatus { return &w.parent.Status }
+
+func (w *world) input() Input {
+	in := Input{Parent: w.parent.DeepCopy(), Window: w.window, Now: w.now}
+	if c := w.children[Blue]; c != nil {
+		cc := *c
+		cc.Spec = *c.Spec.DeepCopy()
+		in.Blue = &cc
+	}
+	if c := w.children[Green]; c != nil {
+		cc := *c
+		cc.Spec = *c.Spec.DeepCopy()
+		in.Green = &cc
+	}
+	if sp := w.status().Savepoint; sp != nil {
+		if s := w.snaps[sp.Name]; s != nil {
+			snap := s.Snapshot
+			in.Snapshot = &snap
+		}
+	}
+	return in
+}
+
+// step runs one reconcile: decide, check, act, write status.
+func (w *world) step() Decision {
+	w.t.Helper()
+	in := w.input()
+	d, err := Decide(in)
+	if err != nil {
+		w.t.Fatalf("Decide: %v", err)
+	}
+	w.history = append(w.history, fmt.Sprintf("%s %s job=%s actions=%s events=%s",
+		w.now.Format("15:04:05"), d.Status.BlueGreenState, d.Status.JobStatus.State, describeActions(d.Actions), describeEvents(d.Events)))
+	w.checkDecision(in, d)
+	for _, a := range d.Actions {
+		w.act(a)
+	}
+	if w.dropNext {
+		w.dropNext = false
+	} else {
+		w.parent.Status = *d.Status.DeepCopy()
+		w.checkWorld(in, d)
+		if len(d.Actions) == 0 {
+			w.checkFixpoint(d)
+		}
+	}
+	w.last = d
+	return d
+}
+
+func (w *world) fatalf(format string, args ...any) {
+	w.t.Helper()
+	w.t.Fatalf(format+"\nhistory:\n  %s", append(args, strings.Join(w.history, "\n  "))...)
+}
+
+func describeActions(as []Action) string {
+	var s []string
+	for _, a := range as {
+		switch a.Type {
+		case ApplyChild:
+			s = append(s, fmt.Sprintf("apply(%s,%s,sp=%q)", a.Child.Name, jobState(&a.Child.Spec), a.Child.Spec.Job.InitialSavepointPath))
+		case DeleteChild:
+			s = append(s, "delete("+a.ChildName+")")
+		case CreateSnapshot:
+			s = append(s, "snapshot("+a.Snapshot.Name+" of "+a.Snapshot.JobName+")")
+		}
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func describeEvents(es []Event) string {
+	var s []string
+	for _, e := range es {
+		s = append(s, e.Reason)
+	}
+	return strings.Join(s, ",")
+}
+
+func (w *world) act(a Action) {
+	switch a.Type {
+	case ApplyChild:
+		w.applyChild(a.Child)
+	case DeleteChild:
+		for c, ch := range w.children {
+			if ch.Name == a.ChildName && !ch.Deleting {
+				ch.Deleting = true // the Flink operator's finalizer holds it a while
+				w.children[c] = ch
+			}
+		}
+	case CreateSnapshot:
+		if _, ok := w.snaps[a.Snapshot.Name]; !ok {
+			w.snaps[a.Snapshot.Name] = &simSnap{Snapshot: Snapshot{Name: a.Snapshot.Name, State: SnapshotTriggerPending},
+				job: a.Snapshot.JobName, lineage: w.lineage[a.Snapshot.JobName]}
+		}
+	}
+}
+
+func (w *world) applyChild(cs *ChildSpec) {
+	c := w.children[cs.Color]
+	if c != nil && reflect.DeepEqual(c.Spec, cs.Spec) && c.Revision == cs.Revision {
+		return // server-side apply of the same object is a no-op
+	}
+	if c == nil {
+		c = &Child{Name: cs.Name, Color: cs.Color, LifecycleState: "CREATED"}
+		w.children[cs.Color] = c
+	} else {
+		c.LifecycleState = "UPGRADING"
+	}
+	if !reflect.DeepEqual(c.Spec, cs.Spec) {
+		w.lineage[cs.Name]++
+		c.JobState = "RECONCILING"
+	}
+	c.Spec = *cs.Spec.DeepCopy()
+	c.Revision = cs.Revision
+}
+
+// Simulated Flink operator transitions.
+
+func (w *world) ready(c Color) {
+	ch := w.mustChild(c)
+	if ch.suspendedSpec() {
+		w.fatalf("ready(%s): spec is suspended", c)
+	}
+	w.jobSeq++
+	ch.LifecycleState, ch.JobState, ch.JobID = LifecycleStable, JobRunning, fmt.Sprintf("job%04d", w.jobSeq)
+}
+
+func (w *world) failChild(c Color) {
+	ch := w.mustChild(c)
+	ch.LifecycleState, ch.JobState = "FAILED", "FAILED"
+}
+
+func (w *world) suspendDone(c Color) {
+	ch := w.mustChild(c)
+	if !ch.suspendedSpec() {
+		w.fatalf("suspendDone(%s): spec is not suspended", c)
+	}
+	ch.LifecycleState, ch.JobState = LifecycleSuspended, "FINISHED"
+}
+
+func (w *world) mustChild(c Color) *Child {
+	ch := w.children[c]
+	if ch == nil {
+		w.fatalf("no %s child", c)
+	}
+	return ch
+}
+
+// gone completes the deletion of children marked Deleting.
+func (w *world) gone() {
+	for c, ch := range w.children {
+		if ch.Deleting {
+			delete(w.children, c)
+		}
+	}
+}
+
+func (w *world) deleteByHand(c Color) {
+	ch := w.mustChild(c)
+	ch.Deleting = true
+	w.byHand[ch.Name] = true
+}
+
+func (w *world) snapshot() *simSnap {
+	sp := w.status().Savepoint
+	if sp == nil || w.snaps[sp.Name] == nil {
+		w.fatalf("no snapshot in progress")
+	}
+	return w.snaps[sp.Name]
+}
+
+func (w *world) completeSnapshot() string {
+	s := w.snapshot()
+	s.State, s.Path = SnapshotCompleted, "file:/sp/savepoint-"+s.Name
+	return strings.TrimPrefix(s.Path, "file:")
+}
+
+func (w *world) failSnapshot(state, msg string) {
+	s := w.snapshot()
+	s.State, s.Error = state, msg
+}
+
+func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
+
+func (w *world) edit(f func(s *v1alpha1.FlinkBlueGreenDeploymentSpec), rev string) {
+	f(&w.parent.Spec)
+	w.parent.Generation++
+	w.parent.Annotations[v1alpha1.RevisionAnnotation] = rev
+}
+
+func (w *world) annotate(key, value string) { w.parent.Annotations[key] = value }
+
+func (w *world) config(key, value string) { w.parent.Spec.Configuration[key] = value }
+
+// Expectations.
+
+func (w *world) expectState(s v1alpha1.BlueGreenState, j v1alpha1.JobState) {
+	w.t.Helper()
+	st := w.status()
+	if st.BlueGreenState != s || st.JobStatus.State != j {
+		w.fatalf("state = %s/%s (error %q), want %s/%s", st.BlueGreenState, st.JobStatus.State, st.Error, s, j)
+	}
+}
+
+func (w *world) expectChildren(colors ...Color) {
+	w.t.Helper()
+	if len(w.children) != len(colors) {
+		w.fatalf("children = %v, want %v", w.childNames(), colors)
+	}
+	for _, c := range colors {
+		if w.children[c] == nil {
+			w.fatalf("children = %v, want %v", w.childNames(), colors)
+		}
+	}
+}
+
+func (w *world) childNames() []string {
+	var s []string
+	for _, c := range []Color{Blue, Green} {
+		if ch := w.children[c]; ch != nil {
+			s = append(s, fmt.Sprintf("%s(%s/%s,%s,del=%v)", ch.Name, ch.LifecycleState, ch.JobState, jobState(&ch.Spec), ch.Deleting))
+		}
+	}
+	return s
+}
+
+func (w *world) expectNoop(d Decision) {
+	w.t.Helper()
+	if len(d.Actions) != 0 || len(d.Events) != 0 {
+		w.fatalf("want no-op, got actions %s events %s", describeActions(d.Actions), describeEvents(d.Events))
+	}
+}
+
+func (w *world) condition(typ string) *metav1.Condition {
+	return findCondition(w.status().Conditions, typ)
+}
+
+func (w *world) specJSON() string {
+	b, _ := json.Marshal(lastSpecJSON{Spec: w.parent.Spec})
+	return string(b)
+}
