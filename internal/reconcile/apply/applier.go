@@ -1,0 +1,167 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// FieldManager is the server-side apply field manager of every write.
+const FieldManager = "bg-gitops"
+
+// Options of one Apply.
+type Options struct {
+	// ServiceAccountName, when set, makes every request (dry-run, apply,
+	// prune) impersonate system:serviceaccount:<Namespace>:<ServiceAccountName>.
+	ServiceAccountName string
+	// Namespace of the GitRepository (for the ServiceAccount).
+	Namespace string
+	// Prune deletes objects of Inventory that are no longer in the set.
+	Prune bool
+	// Inventory is what was applied last time (nil on first apply).
+	Inventory *v1alpha1.Inventory
+	// Source is <namespace>/<name> of the GitRepository. Objects without a
+	// source annotation are stamped with it; prune deletes only objects
+	// whose annotation equals it.
+	Source string
+}
+
+// Change actions.
+const (
+	ActionCreated      = "created"
+	ActionConfigured   = "configured"
+	ActionUnchanged    = "unchanged"
+	ActionPruned       = "pruned"
+	ActionPruneSkipped = "skipped: prune disabled"
+)
+
+// Change is what happened to one object.
+type Change struct {
+	// ID is Kind/namespace/name (Kind/name for cluster-scoped objects).
+	ID string
+	// Action is one of the Action constants.
+	Action string
+}
+
+// Result of one Apply.
+type Result struct {
+	// Inventory lists the applied objects, sorted by ID. After a failed
+	// Apply it is the previous inventory plus whatever was written, so
+	// storing it keeps those objects prunable.
+	Inventory *v1alpha1.Inventory
+	// Changes lists every object of the set (in apply order), then pruned
+	// objects.
+	Changes []Change
+}
+
+// Applier applies object sets. It is safe for concurrent use.
+type Applier struct {
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	mapper meta.RESTMapper
+	admin  client.Client
+
+	mu      sync.Mutex
+	clients map[string]client.Client
+}
+
+// NewApplier returns an Applier that talks to the cluster of cfg, as cfg's
+// user unless Options.ServiceAccountName is set. Impersonating clients are
+// created once per ServiceAccount and cached.
+func NewApplier(cfg *rest.Config, scheme *runtime.Scheme) (*Applier, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("http client: %w", err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("rest mapper: %w", err)
+	}
+	a := &Applier{cfg: cfg, scheme: scheme, mapper: mapper, clients: map[string]client.Client{}}
+	a.admin, err = a.newClient(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Applier) newClient(cfg *rest.Config, hc *http.Client) (client.Client, error) {
+	c, err := client.New(cfg, client.Options{Scheme: a.scheme, Mapper: a.mapper, HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return c, nil
+}
+
+// clientFor returns the client that acts for o: the Applier's own user, or
+// the impersonated ServiceAccount.
+func (a *Applier) clientFor(o Options) (client.Client, error) {
+	if o.ServiceAccountName == "" {
+		return a.admin, nil
+	}
+	if o.Namespace == "" {
+		return nil, fmt.Errorf("service account %s: namespace not set", o.ServiceAccountName)
+	}
+	user := "system:serviceaccount:" + o.Namespace + ":" + o.ServiceAccountName
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if c, ok := a.clients[user]; ok {
+		return c, nil
+	}
+	cfg := rest.CopyConfig(a.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("impersonate %s: %w", user, err)
+	}
+	c, err := a.newClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("impersonate %s: %w", user, err)
+	}
+	a.clients[user] = c
+	return c, nil
+}
+
+// Apply dry-runs, applies and prunes objects as described in the package
+// documentation. objects are not modified.
+func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, o Options) (Result, error) {
+	res := Result{Inventory: mergeInventory(o.Inventory, nil)}
+	if o.Prune && o.Source == "" {
+		return res, fmt.Errorf("prune needs a source")
+	}
+	c, err := a.clientFor(o)
+	if err != nil {
+		return res, err
+	}
+	set, err := a.prepare(objects, o.Source)
+	if err != nil {
+		return res, err
+	}
+	r := &run{a: a, c: c}
+	if err := r.applyStaged(ctx, set); err != nil {
+		res.Changes = r.changes
+		res.Inventory = mergeInventory(o.Inventory, r.written)
+		return res, err
+	}
+	res.Changes = r.changes
+	res.Inventory = newInventory(set)
+	if !o.Prune {
+		return res, nil
+	}
+	pruned, err := r.prune(ctx, stale(o.Inventory, res.Inventory), o.Source)
+	res.Changes = append(res.Changes, pruned...)
+	if err != nil {
+		res.Inventory = mergeInventory(res.Inventory, r.unpruned)
+	}
+	return res, err
+}

@@ -1,0 +1,110 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fluxcd/pkg/ssa/normalize"
+	"github.com/fluxcd/pkg/ssa/utils"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// plan is an object of the set with what applying it would do.
+type plan struct {
+	*item
+	live   *unstructured.Unstructured
+	action string
+}
+
+// diff dry-runs every object of set and compares the result with the live
+// object. It returns a plan per accepted object and an ObjectError per
+// rejected one; nothing is written.
+func diff(ctx context.Context, c client.Client, set []*item) ([]*plan, []error) {
+	lv := readLive(ctx, c, set)
+	plans := make([]*plan, len(set))
+	errs := make([]error, len(set))
+	parallel(len(set), func(i int) {
+		plans[i], errs[i] = dryRun(ctx, c, set[i], lv[i])
+	})
+	var ok []*plan
+	var bad []error
+	for i := range set {
+		if errs[i] != nil {
+			bad = append(bad, errs[i])
+			continue
+		}
+		ok = append(ok, plans[i])
+	}
+	return ok, bad
+}
+
+func dryRun(ctx context.Context, c client.Client, it *item, lv live) (*plan, error) {
+	dry := it.obj.DeepCopy()
+	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
+		client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
+	if err != nil {
+		return nil, &ObjectError{ID: it.id, Err: apiError(it.obj, err)}
+	}
+	if lv.err != nil {
+		return nil, &ObjectError{ID: it.id, Err: fmt.Errorf("read: %w", apiError(it.obj, lv.err))}
+	}
+	p := &plan{item: it, live: lv.obj, action: ActionUnchanged}
+	switch {
+	case lv.obj == nil:
+		p.action = ActionCreated
+	case drifted(lv.obj, dry):
+		p.action = ActionConfigured
+	}
+	return p, nil
+}
+
+// drifted reports whether the dry-run result differs from the live object
+// in labels, annotations or anything outside metadata and status; the same
+// comparison as fluxcd/pkg/ssa, whose version is not exported.
+func drifted(live, dry *unstructured.Unstructured) bool {
+	if !apiequality.Semantic.DeepEqual(live.GetLabels(), dry.GetLabels()) ||
+		!apiequality.Semantic.DeepEqual(live.GetAnnotations(), dry.GetAnnotations()) {
+		return true
+	}
+	return !apiequality.Semantic.DeepEqual(body(live).Object, body(dry).Object)
+}
+
+func body(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	c := obj.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata")
+	unstructured.RemoveNestedField(c.Object, "status")
+	if err := normalize.DryRunUnstructured(c); err != nil {
+		return obj
+	}
+	return c
+}
+
+// apiError turns an API server rejection into "field: reason; ...". The
+// values of a Secret's fields are never quoted.
+func apiError(obj *unstructured.Unstructured, err error) error {
+	var se apierrors.APIStatus
+	if !errors.As(err, &se) {
+		return err
+	}
+	st := se.Status()
+	if st.Details == nil || len(st.Details.Causes) == 0 || !apierrors.IsInvalid(err) {
+		return err
+	}
+	msgs := make([]string, 0, len(st.Details.Causes))
+	for _, cause := range st.Details.Causes {
+		m := cause.Message
+		if utils.IsSecret(obj) {
+			m = string(cause.Type)
+		}
+		if cause.Field != "" {
+			m = cause.Field + ": " + m
+		}
+		msgs = append(msgs, m)
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

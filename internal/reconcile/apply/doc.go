@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package apply owns the server-side apply of a rendered object set: an
+// all-or-nothing server-side dry-run of the whole set, a staged apply
+// (CustomResourceDefinitions, Namespaces and ClusterRoles first, then the
+// rest) with the field manager "bg-gitops" and forced conflicts, drift
+// detection that writes only objects that would change, pruning of objects
+// dropped from the set (only those stamped with our source annotation), and
+// impersonation of a GitRepository's ServiceAccount for every request.
+//
+// Order of one Apply:
+//
+//  1. Validate the set: every object is a Kubernetes object, namespaced kinds
+//     have a namespace, no two objects share an identity.
+//  2. Dry-run every object whose Namespace and kind already exist. An
+//     object in a Namespace, or of a CRD, that the same set creates cannot be
+//     dry-run before that Namespace or CRD exists; it is deferred. If any
+//     dry-run is rejected nothing is written.
+//  3. Apply the changed objects of stage 1 and wait for CRDs to be
+//     established.
+//  4. Dry-run the deferred objects. If one is rejected, stage 1 stays
+//     applied but nothing of stage 2 is written (the error says so).
+//  5. Apply the changed objects of stage 2.
+//  6. Prune objects of the previous inventory that are not in the set.
+//
+// The comparison that decides "changed" is the dry-run result against the
+// live object, as in fluxcd/pkg/ssa. Live objects are read with one LIST per
+// kind and namespace when several objects share them (a GET otherwise, or
+// when the ServiceAccount may not list), so an idle apply costs about one
+// request per object and writes nothing.
+package apply

@@ -1,0 +1,82 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ObjectError names the object the API server (or validation) rejected and
+// why, e.g. "FlinkBlueGreenDeployment/flink/job: spec.template.spec.job:
+// Required value".
+type ObjectError struct {
+	// ID is Kind/namespace/name (Kind/name for cluster-scoped objects).
+	ID string
+	// Err is the cause.
+	Err error
+}
+
+func (e *ObjectError) Error() string { return e.ID + ": " + e.Err.Error() }
+
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+// maxReported bounds how many object errors one error message lists, so a
+// broken repository does not produce a condition message of megabytes.
+const maxReported = 5
+
+// joinObjectErrors returns nil for no errors, the error itself for one, and
+// a summary naming the first few otherwise. errors.As still finds each.
+func joinObjectErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return &setError{errs: errs}
+}
+
+type setError struct{ errs []error }
+
+func (e *setError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d objects rejected: ", len(e.errs))
+	for i, err := range e.errs {
+		if i == maxReported {
+			fmt.Fprintf(&b, "; and %d more", len(e.errs)-maxReported)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+func (e *setError) Unwrap() []error { return e.errs }
+
+// ObjectErrors returns every ObjectError in err.
+func ObjectErrors(err error) []*ObjectError {
+	var out []*ObjectError
+	var walk func(error)
+	walk = func(err error) {
+		if oe, ok := err.(*ObjectError); ok {
+			out = append(out, oe)
+			return
+		}
+		if m, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range m.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		if u := errors.Unwrap(err); u != nil {
+			walk(u)
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}

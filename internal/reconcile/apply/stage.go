@@ -1,0 +1,156 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/utils"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// establishTimeout bounds the wait for a new CRD to be served.
+const establishTimeout = time.Minute
+
+// run is the state of one Apply.
+type run struct {
+	a        *Applier
+	c        client.Client
+	changes  []Change
+	written  []v1alpha1.ObjectRef
+	unpruned []v1alpha1.ObjectRef
+}
+
+// applyStaged dry-runs, then applies the definitions (stage 1) and the rest
+// (stage 2). See the package documentation for the order.
+func (r *run) applyStaged(ctx context.Context, set []*item) error {
+	defs, rest := splitStages(set)
+	p1, errs := diff(ctx, r.c, defs)
+	now, later := deferred(rest, p1)
+	p2, errs2 := diff(ctx, r.c, now)
+	if err := joinObjectErrors(append(errs, errs2...)); err != nil {
+		return fmt.Errorf("dry-run, nothing applied: %w", err)
+	}
+	if err := r.write(ctx, p1); err != nil {
+		return err
+	}
+	if err := r.waitEstablished(ctx, p1); err != nil {
+		return err
+	}
+	p3, errs3 := diff(ctx, r.c, later)
+	if err := joinObjectErrors(errs3); err != nil {
+		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
+	}
+	return r.write(ctx, sortPlans(append(p2, p3...)))
+}
+
+// splitStages puts CRDs, Namespaces and ClusterRoles (ssa's cluster
+// definitions) first; set is already in apply order.
+func splitStages(set []*item) (defs, rest []*item) {
+	for _, it := range set {
+		if utils.IsClusterDefinition(it.obj) {
+			defs = append(defs, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	return defs, rest
+}
+
+// deferred splits rest into objects that can be dry-run now and those in a
+// Namespace, or of a CRD kind, that stage 1 creates or changes: the API
+// server cannot dry-run them before stage 1 is written.
+func deferred(rest []*item, defs []*plan) (now, later []*item) {
+	namespaces := map[string]bool{}
+	kinds := map[schema.GroupKind]bool{}
+	for _, p := range defs {
+		switch {
+		case utils.IsNamespace(p.obj) && p.action == ActionCreated:
+			namespaces[p.obj.GetName()] = true
+		case utils.IsCRD(p.obj) && (p.action != ActionUnchanged || !established(p.live)):
+			kinds[crdKind(p.obj)] = true
+		}
+	}
+	for _, it := range rest {
+		if namespaces[it.obj.GetNamespace()] || kinds[it.obj.GroupVersionKind().GroupKind()] {
+			later = append(later, it)
+		} else {
+			now = append(now, it)
+		}
+	}
+	return now, later
+}
+
+func crdKind(crd *unstructured.Unstructured) schema.GroupKind {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+	return schema.GroupKind{Group: group, Kind: kind}
+}
+
+func sortPlans(plans []*plan) []*plan {
+	sort.SliceStable(plans, func(i, j int) bool {
+		return ssa.SortableMetas{plans[i].meta, plans[j].meta}.Less(0, 1)
+	})
+	return plans
+}
+
+// write applies the plans that change something, in order, and records
+// every plan as a change. It stops at the first rejected object.
+func (r *run) write(ctx context.Context, plans []*plan) error {
+	for _, p := range plans {
+		if p.action != ActionUnchanged {
+			obj := p.obj.DeepCopy()
+			err := r.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
+				client.ForceOwnership, client.FieldOwner(FieldManager))
+			if err != nil {
+				return fmt.Errorf("apply: %w", &ObjectError{ID: p.id, Err: apiError(p.obj, err)})
+			}
+			r.written = append(r.written, ref(p.obj))
+		}
+		r.changes = append(r.changes, Change{ID: p.id, Action: p.action})
+	}
+	return nil
+}
+
+// waitEstablished waits until the CRDs that stage 1 wrote are served.
+func (r *run) waitEstablished(ctx context.Context, plans []*plan) error {
+	for _, p := range plans {
+		if !utils.IsCRD(p.obj) || (p.action == ActionUnchanged && established(p.live)) {
+			continue
+		}
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, establishTimeout, true,
+			func(ctx context.Context) (bool, error) {
+				crd := &unstructured.Unstructured{}
+				crd.SetGroupVersionKind(p.obj.GroupVersionKind())
+				if err := r.c.Get(ctx, client.ObjectKeyFromObject(p.obj), crd); err != nil {
+					return false, nil
+				}
+				return established(crd), nil
+			})
+		if err != nil {
+			return fmt.Errorf("wait for %s to be established: %w", p.id, err)
+		}
+	}
+	return nil
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	if crd == nil {
+		return false
+	}
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
