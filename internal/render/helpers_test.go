@@ -57,3 +57,5 @@ func kustomization(resources ...string) string {
 }
 
 type unstructuredT = unstructured.Unstructured
+
+var unstructuredNestedInt64 = unstructured.NestedInt64
