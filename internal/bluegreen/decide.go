@@ -148,7 +148,9 @@ func (d *decider) ackRetry() {
 	}
 }
 
-func (d *decider) ackAbort() { d.st.LastHandledAbortAt = d.annotation(v1alpha1.AbortRequestedAtAnnotation) }
+func (d *decider) ackAbort() {
+	d.st.LastHandledAbortAt = d.annotation(v1alpha1.AbortRequestedAtAnnotation)
+}
 
 func (d *decider) ackPromote() {
 	d.st.LastHandledPromoteAt = d.annotation(v1alpha1.PromoteRequestedAtAnnotation)
@@ -176,7 +178,9 @@ func (d *decider) child(c Color) *Child {
 
 func (d *decider) childName(c Color) string { return ChildName(d.p.Name, c) }
 
-func (d *decider) templateSavepointPath() string { return d.spec.Template.Spec.Job.InitialSavepointPath }
+func (d *decider) templateSavepointPath() string {
+	return d.spec.Template.Spec.Job.InitialSavepointPath
+}
 
 // desiredChild is template.spec with the given initialSavepointPath.
 func (d *decider) desiredChild(c Color, savepointPath string) *ChildSpec {
