@@ -351,7 +351,9 @@ func TestDecideRejectsBrokenSpecs(t *testing.T) {
 func TestMidTransitionUpgradeModeChangeIsDeferred(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeStateless)
 	startTransition(w, v1alpha1.UpgradeModeStateless)
-	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) { s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint }, "main@sha1:r3")
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
+	}, "main@sha1:r3")
 	w.expectNoop(w.step())
 	w.ready(Green)
 	w.step()
