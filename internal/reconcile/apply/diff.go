@@ -99,7 +99,7 @@ func apiError(obj *unstructured.Unstructured, err error) error {
 	for _, cause := range st.Details.Causes {
 		m := cause.Message
 		if utils.IsSecret(obj) {
-			m = string(cause.Type)
+			m = string(cause.Type) + " (details hidden: secret)"
 		}
 		if cause.Field != "" {
 			m = cause.Field + ": " + m

@@ -157,6 +157,7 @@ func wantErrorContains(t *testing.T, err error, parts ...string) {
 	if err == nil {
 		t.Fatalf("no error, want one containing %q", parts)
 	}
+	t.Logf("error: %v", err)
 	for _, p := range parts {
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("error %q does not contain %q", err, p)
