@@ -42,7 +42,7 @@ func (d *decider) transitioning(t Color) {
 		d.abort(kind, t, "abort requested")
 		return
 	}
-	if d.changedDuringTransition(kind, t, tc) {
+	if d.changedDuringTransition(kind, t, tc, oc) {
 		return
 	}
 	d.monitor(kind, t, tc, oc)
@@ -66,10 +66,10 @@ func (d *decider) monitor(kind transitionKind, t Color, tc, oc *Child) {
 }
 
 // changedDuringTransition re-applies T when the spec changes mid-way
-// (FLIP-503), carrying T's savepoint over. A suspend waits until the
-// transition is over; so does a change that needs a new colour while T
-// is patched in place.
-func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc *Child) bool {
+// (FLIP-503). A suspend waits until the transition is over; so does a
+// change that needs a new colour while T is patched in place, and a
+// change that makes a transition started without a savepoint stateful.
+func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *Child) bool {
 	if !d.specPending() || tc == nil || tc.Deleting {
 		return false
 	}
@@ -77,23 +77,9 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc *Chil
 	if diff.Type == DiffSuspend {
 		return false
 	}
-	if kind == kindBlueGreen && d.stateful() && diff.Type != DiffSavepointRedeploy &&
-		(d.st.Savepoint == nil || d.st.Savepoint.Path == "") {
-		// A transition started without a savepoint cannot become stateful
-		// half-way; the change applies once it is over.
+	path, ok := d.reapplyPath(kind, tc, oc)
+	if !ok {
 		return false
-	}
-	if kind == kindInPlace {
-		if dt := Classify(d.baseOf(tc), d.spec).Type; dt == DiffTransition || dt == DiffSavepointRedeploy {
-			return false
-		}
-	}
-	path := ""
-	if tc.Spec.Job != nil {
-		path = tc.Spec.Job.InitialSavepointPath
-	}
-	if diff.Type == DiffSavepointRedeploy {
-		path = d.templateSavepointPath()
 	}
 	d.apply(d.desiredChild(t, path))
 	d.stamp()
@@ -106,6 +92,32 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc *Chil
 		diff.Type, diff.Fields, tc.Name, revOr(d.revision()))
 	d.requeue(d.t.interval)
 	return true
+}
+
+// reapplyPath is the initialSavepointPath T gets when re-applied: the
+// savepoint of the old colour in a stateful blue/green transition, the
+// template's for a savepoint redeploy or a stateless or first deployment,
+// T's own for an in-place patch.
+func (d *decider) reapplyPath(kind transitionKind, tc, oc *Child) (string, bool) {
+	switch kind {
+	case kindFirst:
+		return d.templateSavepointPath(), true
+	case kindInPlace:
+		if dt := Classify(d.baseOf(tc), d.spec).Type; dt == DiffTransition || dt == DiffSavepointRedeploy {
+			return "", false
+		}
+		if tc.Spec.Job == nil {
+			return "", true
+		}
+		return tc.Spec.Job.InitialSavepointPath, true
+	}
+	if Classify(d.baseOf(oc), d.spec).Type == DiffSavepointRedeploy || !d.stateful() {
+		return d.templateSavepointPath(), true
+	}
+	if d.st.Savepoint == nil || d.st.Savepoint.Path == "" {
+		return "", false
+	}
+	return d.st.Savepoint.Path, true
 }
 
 // targetMissing: T vanished (deleted by hand, or not yet in the cache).
