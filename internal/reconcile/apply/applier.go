@@ -30,8 +30,8 @@ type Options struct {
 	Prune bool
 	// Inventory is what was applied last time (nil on first apply).
 	Inventory *v1alpha1.Inventory
-	// Source is <namespace>/<name> of the GitRepository. Objects without a
-	// source annotation are stamped with it; prune deletes only objects
+	// Source is <namespace>/<name> of the GitRepository. Every object is
+	// stamped with it (bggitops.dev/source); prune deletes only objects
 	// whose annotation equals it.
 	Source string
 }
@@ -147,7 +147,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return res, err
 	}
-	r := &run{a: a, c: c}
+	r := &run{c: c}
 	if err := r.applyStaged(ctx, set); err != nil {
 		res.Changes = r.changes
 		res.Inventory = mergeInventory(o.Inventory, r.written)

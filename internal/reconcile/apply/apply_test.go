@@ -182,3 +182,54 @@ func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured 
 	u.Object = m
 	return u
 }
+
+// A Deployment and a Service get many server-side defaults (protocols,
+// strategy, clusterIP); the dry-run comparison must still see no change.
+func TestDefaultedObjectsAreIdleOnReapply(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	labels := map[string]any{"app": "web"}
+	deploy := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": labels},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{"containers": []any{map[string]any{
+					"name": "web", "image": "nginx:1.27",
+					"ports":     []any{map[string]any{"containerPort": int64(80)}},
+					"resources": map[string]any{"limits": map[string]any{"cpu": "0.5", "memory": "1Gi"}},
+				}}},
+			},
+		},
+	}}
+	svc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec":     map[string]any{"selector": labels, "ports": []any{map[string]any{"port": int64(80)}}},
+	}}
+	set := []*unstructured.Unstructured{deploy, svc}
+	mustApply(t, a, set, Options{Source: source(ns)})
+	count.reset()
+	res := mustApply(t, a, set, Options{Source: source(ns)})
+	wantActions(t, res, map[string]string{
+		"Deployment/" + ns + "/web": ActionUnchanged,
+		"Service/" + ns + "/web":    ActionUnchanged,
+	})
+	if w := count.writes.Load(); w != 0 {
+		t.Errorf("idle apply made %d writes", w)
+	}
+}
+
+func TestFieldRemovedFromGitIsRemoved(t *testing.T) {
+	a, _ := newApplier(t)
+	ns := newNamespace(t)
+	o := Options{Source: source(ns)}
+	mustApply(t, a, []*unstructured.Unstructured{configMap(ns, "cm", map[string]any{"a": "1", "b": "2"})}, o)
+	res := mustApply(t, a, []*unstructured.Unstructured{configMap(ns, "cm", map[string]any{"a": "1"})}, o)
+	wantActions(t, res, map[string]string{"ConfigMap/" + ns + "/cm": ActionConfigured})
+	if cm, _ := getConfigMap(t, ns, "cm"); len(cm.Data) != 1 || cm.Data["a"] != "1" {
+		t.Errorf("data = %v, want only a", cm.Data)
+	}
+}

@@ -13,16 +13,19 @@ import (
 
 // serviceAccountForConfigMaps creates a ServiceAccount that may manage
 // ConfigMaps in ns and nothing else.
-func serviceAccountForConfigMaps(t *testing.T, ns string) string {
+func serviceAccountForConfigMaps(t *testing.T, ns string, verbs ...string) string {
 	t.Helper()
 	ctx := context.Background()
+	if len(verbs) == 0 {
+		verbs = []string{"get", "list", "create", "patch", "update", "delete"}
+	}
 	objs := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}},
 		&rbacv1.Role{
 			ObjectMeta: metav1.ObjectMeta{Name: "configmaps", Namespace: ns},
 			Rules: []rbacv1.PolicyRule{{
 				APIGroups: []string{""}, Resources: []string{"configmaps"},
-				Verbs: []string{"get", "list", "create", "patch", "update", "delete"},
+				Verbs: verbs,
 			}},
 		},
 		&rbacv1.RoleBinding{
@@ -95,5 +98,24 @@ func TestImpersonationAppliesInOtherNamespaceFails(t *testing.T) {
 	wantErrorContains(t, err, "ConfigMap/"+other+"/not-allowed", "forbidden")
 	if _, ok := getConfigMap(t, ns, "ok"); ok {
 		t.Error("configmap was created although the set was refused")
+	}
+}
+
+func TestImpersonationWithoutListReadsObjectByObject(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	sa := serviceAccountForConfigMaps(t, ns, "get", "create", "patch")
+	o := Options{ServiceAccountName: sa, Namespace: ns, Source: source(ns)}
+	set := []*unstructured.Unstructured{configMap(ns, "a", nil), configMap(ns, "b", nil), configMap(ns, "c", nil)}
+	mustApply(t, a, set, o)
+	count.reset()
+	res := mustApply(t, a, set, o)
+	for _, c := range res.Changes {
+		if c.Action != ActionUnchanged {
+			t.Errorf("%s: %s, want unchanged", c.ID, c.Action)
+		}
+	}
+	if w := count.writes.Load(); w != 0 {
+		t.Errorf("idle apply made %d writes", w)
 	}
 }

@@ -103,14 +103,13 @@ func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]bool {
 	return scopes
 }
 
+// stampSource sets the source annotation to source, also over a value from
+// Git: prune trusts it, so a manifest must not claim another source.
 func stampSource(obj *unstructured.Unstructured, source string) {
 	if source == "" {
 		return
 	}
 	ann := obj.GetAnnotations()
-	if _, ok := ann[v1alpha1.SourceAnnotation]; ok {
-		return
-	}
 	if ann == nil {
 		ann = map[string]string{}
 	}

@@ -97,3 +97,14 @@ func TestNoPruneAfterFailedApply(t *testing.T) {
 	}
 	wantInventory(t, res.Inventory, ns+"_old__ConfigMap")
 }
+
+func TestSourceAnnotationFromGitIsOverwritten(t *testing.T) {
+	a, _ := newApplier(t)
+	ns := newNamespace(t)
+	claim := annotate(configMap(ns, "claims", nil), v1alpha1.SourceAnnotation, ns+"/other")
+	mustApply(t, a, []*unstructured.Unstructured{claim}, Options{Source: source(ns)})
+	cm, _ := getConfigMap(t, ns, "claims")
+	if got := cm.Annotations[v1alpha1.SourceAnnotation]; got != source(ns) {
+		t.Errorf("source annotation = %q, want %q", got, source(ns))
+	}
+}

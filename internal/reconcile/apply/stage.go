@@ -21,7 +21,6 @@ const establishTimeout = time.Minute
 
 // run is the state of one Apply.
 type run struct {
-	a        *Applier
 	c        client.Client
 	changes  []Change
 	written  []v1alpha1.ObjectRef

@@ -91,7 +91,7 @@ func TestCRDAndItsObjectsApplyInOneCall(t *testing.T) {
 	res := mustApply(t, a, set, o)
 	wantActions(t, res, map[string]string{
 		"CustomResourceDefinition/widgets." + group: ActionCreated,
-		"Widget/" + ns + "/w":                        ActionCreated,
+		"Widget/" + ns + "/w":                       ActionCreated,
 	})
 	w := &unstructured.Unstructured{}
 	w.SetGroupVersionKind(widget(group, ns, "w", 0).GroupVersionKind())
