@@ -1,0 +1,67 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package cli holds the cobra commands of the bg-gitops binary.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "dev"
+
+// exitError carries a specific exit code (diff uses 1 for "changes").
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// Execute runs the root command and returns the process exit code.
+func Execute() int {
+	root := newRootCommand()
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.code != 1 {
+			fmt.Fprintln(os.Stderr, "error:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "error:", err)
+	return 2
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "bg-gitops",
+		Short:         "GitOps for stateful Apache Flink jobs: blue/green rollouts from git push",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newVersionCommand(), newControllerCommand())
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "bg-gitops", Version)
+		},
+	}
+}

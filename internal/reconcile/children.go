@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+)
+
+// FieldManager is the server-side apply field manager of everything
+// bg-gitops writes.
+const FieldManager = "bg-gitops"
+
+// Kinds of the Flink operator that the blue/green controller writes.
+var (
+	flinkDeploymentGVK    = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkDeployment"}
+	flinkStateSnapshotGVK = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkStateSnapshot"}
+)
+
+func newUnstructured(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
+func ownerRef(p *v1alpha1.FlinkBlueGreenDeployment) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.FlinkBlueGreenDeploymentKind,
+		Name: p.Name, UID: p.UID, BlockOwnerDeletion: ptr(true), Controller: ptr(false),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// childObject is the FlinkDeployment of one colour, as FLIP-503 builds it.
+func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) (*unstructured.Unstructured, error) {
+	spec, err := toMap(cs.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("child %s spec: %w", cs.Name, err)
+	}
+	u := newUnstructured(flinkDeploymentGVK)
+	u.SetName(cs.Name)
+	u.SetNamespace(p.Namespace)
+	u.SetLabels(map[string]string{bluegreen.TypeLabel: string(cs.Color)})
+	if cs.Revision != "" {
+		u.SetAnnotations(map[string]string{v1alpha1.RevisionAnnotation: cs.Revision})
+	}
+	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
+	u.Object["spec"] = spec
+	return u, nil
+}
+
+// snapshotObject is the FlinkStateSnapshot that savepoints a child's job.
+func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotSpec) *unstructured.Unstructured {
+	u := newUnstructured(flinkStateSnapshotGVK)
+	u.SetName(s.Name)
+	u.SetNamespace(p.Namespace)
+	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
+	u.Object["spec"] = map[string]any{
+		"backoffLimit": int64(0),
+		"jobReference": map[string]any{"kind": "FlinkDeployment", "name": s.JobName},
+		"savepoint":    map[string]any{"disposeOnDelete": false},
+	}
+	return u
+}
+
+func toMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	return m, json.Unmarshal(data, &m)
+}
+
+// observeChild reads one colour's FlinkDeployment; nil when absent.
+func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) (*bluegreen.Child, error) {
+	u := newUnstructured(flinkDeploymentGVK)
+	name := bluegreen.ChildName(p.Name, color)
+	if err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if !metav1.IsControlledBy(u, p) && !ownedBy(u, p) {
+		return nil, fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name)
+	}
+	return childFrom(u, color)
+}
+
+func ownedBy(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment) bool {
+	for _, r := range u.GetOwnerReferences() {
+		if r.UID == p.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.Child, error) {
+	ch := &bluegreen.Child{Name: u.GetName(), Color: color, Revision: u.GetAnnotations()[v1alpha1.RevisionAnnotation],
+		Deleting: u.GetDeletionTimestamp() != nil}
+	if err := fromMap(u.Object["spec"], &ch.Spec); err != nil {
+		return nil, fmt.Errorf("read FlinkDeployment %s: %w", u.GetName(), err)
+	}
+	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
+	ch.LifecycleState = str("status", "lifecycleState")
+	ch.JobState = str("status", "jobStatus", "state")
+	ch.JobID = str("status", "jobStatus", "jobId")
+	ch.UpgradeSavepointPath = str("status", "jobStatus", "upgradeSavepointPath")
+	return ch, nil
+}
+
+func fromMap(m any, into any) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, into)
+}
+
+// observeSnapshot reads the FlinkStateSnapshot named in status; nil when absent.
+func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) (*bluegreen.Snapshot, error) {
+	if p.Status.Savepoint == nil || p.Status.Savepoint.Name == "" {
+		return nil, nil
+	}
+	u := newUnstructured(flinkStateSnapshotGVK)
+	err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Status.Savepoint.Name}, u)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
+	return &bluegreen.Snapshot{Name: u.GetName(), State: str("status", "state"), Path: str("status", "path"), Error: str("status", "error")}, nil
+}
+
+// missingFlinkCRD explains a cluster without the Flink operator's CRDs.
+func missingFlinkCRD(err error) (string, bool) {
+	if !meta.IsNoMatchError(err) && !strings.Contains(err.Error(), "no matches for kind") {
+		return "", false
+	}
+	return "the FlinkDeployment/FlinkStateSnapshot CRDs (flink.apache.org/v1beta1) are not installed: install the Flink Kubernetes Operator", true
+}
+
+func schemaGK(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }

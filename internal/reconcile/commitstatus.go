@@ -1,0 +1,211 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/status"
+)
+
+// maxRecords bounds status.commitStatuses.
+const maxRecords = 8
+
+// forgeTimeout bounds one round of commit-status calls, so that a slow
+// forge never holds a reconcile worker for long.
+const forgeTimeout = 10 * time.Second
+
+// CommitStatusReporter posts the commit statuses that an object's status
+// calls for and that the forge has not acknowledged yet. It is
+// level-triggered: what should exist is derived from status, what was
+// acknowledged is recorded in status.commitStatuses, so a restart or an
+// outage leads to the missing status being posted later, once.
+type CommitStatusReporter struct {
+	Client client.Client
+	HTTP   *http.Client
+	Now    func() time.Time
+
+	mu      sync.Mutex
+	blocked map[string]time.Time // forge repository → rate limited until
+}
+
+// ReportSync posts the sync status of gr and records the outcome in its
+// status (records and the CommitStatusFailed condition).
+func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitRepository) {
+	if gr.Spec.CommitStatus == nil {
+		clearCondition(&gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
+		return
+	}
+	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses)
+	setForgeCondition(&gr.Status.Conditions, gr.Generation, err)
+}
+
+// ReportRollout posts the rollout status of p through the forge of the
+// GitRepository that applied it. It returns how soon to retry (0: no need).
+func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) time.Duration {
+	gr, err := c.sourceOf(ctx, p)
+	if err != nil || gr == nil || gr.Spec.CommitStatus == nil {
+		return 0
+	}
+	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses)
+	setForgeCondition(&p.Status.Conditions, p.Generation, err)
+	if err == nil {
+		return 0
+	}
+	var rl *status.RateLimitedError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter
+	}
+	return 30 * time.Second
+}
+
+func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, error) {
+	ns, name, ok := strings.Cut(p.Annotations[v1alpha1.SourceAnnotation], "/")
+	if !ok {
+		return nil, nil
+	}
+	gr := &v1alpha1.GitRepository{}
+	err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, gr)
+	return gr, client.IgnoreNotFound(err)
+}
+
+func setForgeCondition(conds *[]metav1.Condition, gen int64, err error) {
+	if err == nil {
+		clearCondition(conds, v1alpha1.CommitStatusFailedCondition)
+		return
+	}
+	setCondition(conds, gen, v1alpha1.CommitStatusFailedCondition, metav1.ConditionTrue, forgeReason(err), err.Error())
+}
+
+func forgeReason(err error) string {
+	var rl *status.RateLimitedError
+	switch {
+	case errors.Is(err, status.ErrUnauthorized):
+		return "Unauthorized"
+	case errors.Is(err, status.ErrNotFound):
+		return "RepositoryNotFound"
+	case errors.As(err, &rl):
+		return "RateLimited"
+	}
+	return "ForgeUnavailable"
+}
+
+// report posts what desired holds and records do not.
+func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired, records *[]v1alpha1.CommitStatusRecord) error {
+	missing := unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
+	if len(missing) == 0 {
+		return nil
+	}
+	key := gr.Spec.CommitStatus.Provider + "|" + gr.Spec.CommitStatus.Address + "|" + gr.Spec.CommitStatus.Repository
+	if until, ok := c.blockedUntil(key); ok {
+		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
+	}
+	p, err := c.provider(ctx, gr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
+	defer cancel()
+	acked, err := status.Sync(ctx, p, missing)
+	*records = mergeRecords(*records, acked)
+	var rl *status.RateLimitedError
+	if errors.As(err, &rl) {
+		c.block(key, c.now().Add(rl.RetryAfter))
+	}
+	if err != nil {
+		logf.FromContext(ctx).Info("commit status not posted", "repository", gr.Spec.CommitStatus.Repository, "error", err.Error())
+	}
+	return err
+}
+
+func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRepository) (status.Provider, error) {
+	sec := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.CommitStatus.SecretRef.Name}
+	if err := c.Client.Get(ctx, key, sec); err != nil {
+		return nil, fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
+	}
+	token := strings.TrimSpace(string(sec.Data["token"]))
+	if token == "" {
+		return nil, fmt.Errorf("commit status Secret %s has no key \"token\"", key.Name)
+	}
+	return status.NewProvider(*gr.Spec.CommitStatus, token, c.HTTP)
+}
+
+func (c *CommitStatusReporter) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *CommitStatusReporter) blockedUntil(key string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.blocked[key]
+	return until, ok && c.now().Before(until)
+}
+
+func (c *CommitStatusReporter) block(key string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.blocked == nil {
+		c.blocked = map[string]time.Time{}
+	}
+	c.blocked[key] = until
+}
+
+// unacknowledged returns the desired statuses without an identical record.
+func unacknowledged(desired []status.Desired, records []v1alpha1.CommitStatusRecord, provider string) []status.Desired {
+	var out []status.Desired
+	for _, d := range desired {
+		d.Status.Description = status.Truncate(d.Status.Description, provider)
+		if !hasRecord(records, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
+	for _, r := range records {
+		if r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(d.Status.State) && r.Description == d.Status.Description {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeRecords replaces the record of the same context and revision and
+// keeps the newest maxRecords.
+func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
+	for _, a := range acked {
+		kept := records[:0:0]
+		for _, r := range records {
+			if r.Context != a.Context || r.Revision != a.Revision {
+				kept = append(kept, r)
+			}
+		}
+		records = append(kept, a)
+	}
+	if len(records) > maxRecords {
+		records = records[len(records)-maxRecords:]
+	}
+	return records
+}

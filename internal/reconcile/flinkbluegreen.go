@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+)
+
+// FlinkBlueGreenReconciler is the thin Kubernetes adapter around
+// bluegreen.Decide: it observes the children, the savepoint and the rollout
+// window, asks for a decision, executes its actions and writes the status.
+type FlinkBlueGreenReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Now      func() time.Time
+	// Commit writes rollout commit statuses; nil disables them.
+	Commit *CommitStatusReporter
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !p.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	in, err := r.observe(ctx, p)
+	if err != nil {
+		return r.observeFailed(ctx, p, err)
+	}
+	dec, err := bluegreen.Decide(in)
+	if err != nil {
+		return ctrl.Result{}, r.stall(ctx, p, "InvalidSpec", err.Error())
+	}
+	if err := r.execute(ctx, p, dec.Actions); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.emit(p, dec.Events)
+	observeMetrics(p, dec, in.Now)
+	requeue := dec.RequeueAfter
+	if r.Commit != nil {
+		next := p.DeepCopy()
+		next.Status = dec.Status
+		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next))
+		dec.Status = next.Status
+	}
+	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// minPositive is the smaller of two requeue delays, 0 meaning none.
+func minPositive(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+func (r *FlinkBlueGreenReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *FlinkBlueGreenReconciler) observe(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, error) {
+	in := bluegreen.Input{Parent: p, Now: r.now()}
+	var err error
+	if in.Blue, err = observeChild(ctx, r.Client, p, bluegreen.Blue); err != nil {
+		return in, err
+	}
+	if in.Green, err = observeChild(ctx, r.Client, p, bluegreen.Green); err != nil {
+		return in, err
+	}
+	if in.Snapshot, err = observeSnapshot(ctx, r.Client, p); err != nil {
+		return in, err
+	}
+	in.Window, err = r.window(ctx, p, in.Now)
+	return in, err
+}
+
+// window evaluates the rolloutWindows of the GitRepository that applied p.
+func (r *FlinkBlueGreenReconciler) window(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) (bluegreen.Window, error) {
+	open := bluegreen.Window{Open: true}
+	ns, name, ok := strings.Cut(p.Annotations[v1alpha1.SourceAnnotation], "/")
+	if !ok {
+		return open, nil
+	}
+	gr := &v1alpha1.GitRepository{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, gr); err != nil {
+		return open, client.IgnoreNotFound(err)
+	}
+	w, err := bluegreen.WindowState(gr.Spec.RolloutWindows, now)
+	if err != nil {
+		return open, fmt.Errorf("rolloutWindows of GitRepository %s/%s: %w", ns, name, err)
+	}
+	return w, nil
+}
+
+// observeFailed turns an observation error into a condition: a cluster
+// without the Flink CRDs or a foreign child stalls, anything else retries.
+func (r *FlinkBlueGreenReconciler) observeFailed(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, err error) (ctrl.Result, error) {
+	if msg, ok := missingFlinkCRD(err); ok {
+		return ctrl.Result{RequeueAfter: time.Minute}, r.stall(ctx, p, "FlinkCRDMissing", msg)
+	}
+	if strings.Contains(err.Error(), "is not owned by") || strings.Contains(err.Error(), "rolloutWindows") {
+		return ctrl.Result{}, r.stall(ctx, p, "ObservationFailed", err.Error())
+	}
+	return ctrl.Result{}, err
+}
+
+// stall records a problem the controller cannot fix by retrying; the
+// children are left as they are, so the running job is untouched.
+func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, reason, msg string) error {
+	st := *p.Status.DeepCopy()
+	st.ObservedGeneration = p.Generation
+	for _, c := range []metav1.Condition{
+		{Type: v1alpha1.StalledCondition, Status: metav1.ConditionTrue, Reason: reason, Message: msg},
+		{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: reason, Message: msg},
+		{Type: v1alpha1.ReconcilingCondition, Status: metav1.ConditionFalse, Reason: reason, Message: msg},
+	} {
+		c.ObservedGeneration = p.Generation
+		apimeta.SetStatusCondition(&st.Conditions, c)
+	}
+	if !equality.Semantic.DeepEqual(p.Status, st) {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Reconcile", msg)
+	}
+	return r.patchStatus(ctx, p, st)
+}
+
+func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, actions []bluegreen.Action) error {
+	for _, a := range actions {
+		if err := r.do(ctx, p, a); err != nil {
+			return fmt.Errorf("%s: %w", a.Type, err)
+		}
+	}
+	return nil
+}
+
+func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action) error {
+	switch a.Type {
+	case bluegreen.ApplyChild:
+		obj, err := childObject(p, a.Child)
+		if err != nil {
+			return err
+		}
+		return r.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+	case bluegreen.DeleteChild:
+		obj := newUnstructured(flinkDeploymentGVK)
+		obj.SetNamespace(p.Namespace)
+		obj.SetName(a.ChildName)
+		return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+	case bluegreen.CreateSnapshot:
+		err := r.Client.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(FieldManager))
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+	return fmt.Errorf("unknown action %q", a.Type)
+}
+
+func (r *FlinkBlueGreenReconciler) emit(p *v1alpha1.FlinkBlueGreenDeployment, evs []bluegreen.Event) {
+	for _, e := range evs {
+		typ := corev1.EventTypeNormal
+		if e.Warning {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(p, nil, typ, e.Reason, "BlueGreen", "%s", e.Message)
+	}
+}
+
+// patchStatus writes st when it differs from what is stored: an idle
+// FlinkBlueGreenDeployment causes no write.
+func (r *FlinkBlueGreenReconciler) patchStatus(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, st v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	if equality.Semantic.DeepEqual(p.Status, st) {
+		return nil
+	}
+	base := p.DeepCopy()
+	p.Status = st
+	return r.Client.Status().Patch(ctx, p, client.MergeFrom(base))
+}

@@ -1,0 +1,236 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/source"
+)
+
+// GitRepositoryReconciler fetches, renders and applies one GitRepository.
+type GitRepositoryReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Applier  *apply.Applier
+	Renderer *Renderer
+	// CacheDir holds one git checkout per object.
+	CacheDir string
+	// Commit writes sync commit statuses; nil disables them.
+	Commit *CommitStatusReporter
+	Now    func() time.Time
+}
+
+// gitRun is the state of one reconcile, shared by its steps.
+type gitRun struct {
+	gr      *v1alpha1.GitRepository
+	base    *v1alpha1.GitRepository
+	fetched source.Result
+	result  ctrl.Result
+	// stalled is set by a step whose failure needs a spec change.
+	stalled bool
+}
+
+// step is one stage of a GitRepository reconcile. A step that returns an
+// error has set its own condition; later steps do not run.
+type step func(ctx context.Context, run *gitRun) error
+
+// Reconcile implements reconcile.Reconciler.
+func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+	gr := &v1alpha1.GitRepository{}
+	if err := r.Client.Get(ctx, req.NamespacedName, gr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !gr.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	run := &gitRun{gr: gr, base: gr.DeepCopy()}
+	defer func() {
+		retErr = errors.Join(retErr, r.summarize(ctx, run))
+		res = run.result
+	}()
+	if gr.IsSuspended() {
+		return ctrl.Result{}, nil
+	}
+	for _, s := range []step{r.acknowledge, r.ensureWebhookPath, r.schedule, r.fetch, r.build} {
+		if err := s(ctx, run); err != nil {
+			return run.result, transient(err)
+		}
+	}
+	return run.result, nil
+}
+
+// transient returns err for the rate limiter unless it is terminal (the
+// condition already says why; retrying cannot help until the spec changes).
+func transient(err error) error {
+	var t interface{ Terminal() bool }
+	if errors.As(err, &t) && t.Terminal() {
+		return nil
+	}
+	return err
+}
+
+func (r *GitRepositoryReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// acknowledge records the reconcile request being handled.
+func (r *GitRepositoryReconciler) acknowledge(_ context.Context, run *gitRun) error {
+	if v, ok := run.gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]; ok {
+		run.gr.Status.LastHandledReconcileAt = v
+	}
+	return nil
+}
+
+// ensureWebhookPath publishes the receiver path derived from the webhook
+// secret, name and namespace.
+func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gitRun) error {
+	gr := run.gr
+	if gr.Spec.Webhook == nil {
+		gr.Status.WebhookPath = ""
+		return nil
+	}
+	token, err := r.secretValue(ctx, gr.Namespace, gr.Spec.Webhook.SecretRef.Name, source.WebhookTokenKey)
+	if err != nil {
+		return r.fail(run, v1alpha1.FetchFailedCondition, "WebhookSecretError", err)
+	}
+	gr.Status.WebhookPath = source.WebhookPath(token, gr.Namespace, gr.Name)
+	return nil
+}
+
+// schedule validates interval/schedule and sets the next poll.
+func (r *GitRepositoryReconciler) schedule(_ context.Context, run *gitRun) error {
+	after, err := source.NextPoll(run.gr, r.now())
+	if err != nil {
+		return r.fail(run, v1alpha1.FetchFailedCondition, "InvalidSchedule", terminalError{err})
+	}
+	run.result = ctrl.Result{RequeueAfter: after}
+	return nil
+}
+
+func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error {
+	gr := run.gr
+	auth, err := r.auth(ctx, gr)
+	if err != nil {
+		return r.fail(run, v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
+	}
+	last := ""
+	if gr.Status.Artifact != nil {
+		last = gr.Status.Artifact.Revision
+	}
+	res, err := source.Fetch(ctx, source.Options{
+		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
+		Dir: filepath.Join(r.CacheDir, gr.Namespace, gr.Name), LastRevision: last,
+	})
+	if err != nil {
+		return r.fail(run, v1alpha1.FetchFailedCondition, fetchReason(err), err)
+	}
+	run.fetched = res
+	clearCondition(&gr.Status.Conditions, v1alpha1.FetchFailedCondition)
+	if last != res.Revision {
+		gr.Status.Artifact = &v1alpha1.Artifact{Revision: res.Revision, LastUpdateTime: metav1.NewTime(r.now())}
+		r.event(gr, corev1.EventTypeNormal, "NewRevision", "fetched revision %s", res.Revision)
+	}
+	return nil
+}
+
+func fetchReason(err error) string {
+	var se *source.Error
+	if errors.As(err, &se) && se.Reason != "" {
+		return se.Reason
+	}
+	return "FetchFailed"
+}
+
+func (r *GitRepositoryReconciler) auth(ctx context.Context, gr *v1alpha1.GitRepository) (*source.Auth, error) {
+	if gr.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	sec := &corev1.Secret{}
+	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.SecretRef.Name}
+	if err := r.Client.Get(ctx, key, sec); err != nil {
+		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
+	}
+	return source.AuthFromSecret(sec.Data, gr.Spec.URL)
+}
+
+func (r *GitRepositoryReconciler) secretValue(ctx context.Context, ns, name, key string) ([]byte, error) {
+	sec := &corev1.Secret{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, sec); err != nil {
+		return nil, fmt.Errorf("read Secret %s: %w", name, err)
+	}
+	v, ok := sec.Data[key]
+	if !ok || len(v) == 0 {
+		return nil, fmt.Errorf("secret %s has no key %q", name, key)
+	}
+	return v, nil
+}
+
+// terminalError marks an error that retrying cannot fix: the object is
+// Stalled until its spec changes.
+type terminalError struct{ error }
+
+func (terminalError) Terminal() bool  { return true }
+func (t terminalError) Unwrap() error { return t.error }
+
+// revisionError marks a failure of one revision (a broken commit): retrying
+// it cannot help, the next poll or push picks up a fix. Not Stalled.
+type revisionError struct{ error }
+
+func (revisionError) Terminal() bool  { return true }
+func (r revisionError) Unwrap() error { return r.error }
+
+// fail sets a negative-polarity condition with a message a user can act on.
+func (r *GitRepositoryReconciler) fail(run *gitRun, typ, reason string, err error) error {
+	gr := run.gr
+	setCondition(&gr.Status.Conditions, gr.Generation, typ, metav1.ConditionTrue, reason, err.Error())
+	var te terminalError
+	var se *source.Error
+	if errors.As(err, &te) || (errors.As(err, &se) && se.Terminal()) {
+		run.stalled = true
+		setCondition(&gr.Status.Conditions, gr.Generation, v1alpha1.StalledCondition, metav1.ConditionTrue, reason, err.Error())
+	}
+	if !conditionTrue(run.base.Status.Conditions, typ) || conditionMessage(run.base.Status.Conditions, typ) != err.Error() {
+		r.event(gr, corev1.EventTypeWarning, reason, "%s", err.Error())
+	}
+	return err
+}
+
+func (r *GitRepositoryReconciler) event(gr *v1alpha1.GitRepository, typ, reason, format string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(gr, nil, typ, reason, "Reconcile", format, args...)
+	}
+}
+
+// patchStatus writes the status when it changed.
+func (r *GitRepositoryReconciler) patchStatus(ctx context.Context, run *gitRun) error {
+	if equality.Semantic.DeepEqual(run.base.Status, run.gr.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, run.gr, client.MergeFrom(run.base)); err != nil {
+		return fmt.Errorf("patch status: %w", err)
+	}
+	run.base = run.gr.DeepCopy()
+	return nil
+}

@@ -1,0 +1,158 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+)
+
+// build renders the fetched revision and applies it. Re-applying an
+// unchanged revision on every poll reverts drift without writing when
+// nothing drifted.
+func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error {
+	gr, rev := run.gr, run.fetched.Revision
+	objs, err := r.Renderer.Render(gr, run.fetched.Dir, rev)
+	if err != nil {
+		return r.fail(run, v1alpha1.BuildFailedCondition, "BuildFailed", revisionError{fmt.Errorf("kustomize build failed: %w", err)})
+	}
+	clearCondition(&gr.Status.Conditions, v1alpha1.BuildFailedCondition)
+	if err := r.startRevision(ctx, run, rev); err != nil {
+		return err
+	}
+	res, err := r.Applier.Apply(ctx, objs, apply.Options{
+		ServiceAccountName: gr.Spec.ServiceAccountName, Namespace: gr.Namespace,
+		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: sourceOf(gr),
+	})
+	if res.Inventory != nil {
+		gr.Status.Inventory = res.Inventory
+	}
+	if err != nil {
+		return r.fail(run, v1alpha1.ApplyFailedCondition, "ApplyFailed", applyError(err))
+	}
+	clearCondition(&gr.Status.Conditions, v1alpha1.ApplyFailedCondition)
+	if gr.Status.LastAppliedRevision != rev || changed(res.Changes) {
+		r.event(gr, corev1.EventTypeNormal, "Applied", "applied revision %s: %s", rev, summary(res.Changes))
+	}
+	gr.Status.LastAppliedRevision = rev
+	return nil
+}
+
+// applyError keeps transient API errors retryable; objects the API server
+// rejects are a property of the revision.
+func applyError(err error) error {
+	if len(apply.ObjectErrors(err)) > 0 {
+		return revisionError{fmt.Errorf("apply failed, nothing was changed: %w", err)}
+	}
+	return fmt.Errorf("apply failed: %w", err)
+}
+
+// startRevision shows a new revision as being applied before the apply
+// starts, so that `kubectl get` and the sync commit status say pending.
+func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun, rev string) error {
+	gr := run.gr
+	if gr.Status.LastAppliedRevision == rev && gr.Status.LastAttemptedRevision == rev {
+		return nil
+	}
+	gr.Status.LastAttemptedRevision = rev
+	setCondition(&gr.Status.Conditions, gr.Generation, v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
+		"Progressing", "applying revision "+rev)
+	if r.Commit != nil {
+		r.Commit.ReportSync(ctx, gr)
+	}
+	return r.patchStatus(ctx, run)
+}
+
+func sourceOf(gr *v1alpha1.GitRepository) string { return gr.Namespace + "/" + gr.Name }
+
+func changed(cs []apply.Change) bool {
+	for _, c := range cs {
+		if c.Action != apply.ActionUnchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// summary counts changes by action: "2 created, 1 configured, 3 unchanged".
+func summary(cs []apply.Change) string {
+	counts := map[string]int{}
+	for _, c := range cs {
+		counts[c.Action]++
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	if len(parts) == 0 {
+		return "no objects"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// summarize computes Ready from the step conditions, writes commit statuses
+// and patches the status once.
+func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) error {
+	gr := run.gr
+	gr.Status.ObservedGeneration = gr.Generation
+	if !run.stalled {
+		clearCondition(&gr.Status.Conditions, v1alpha1.StalledCondition)
+	}
+	if !gr.IsSuspended() {
+		setReady(gr)
+	}
+	if r.Commit != nil {
+		r.Commit.ReportSync(ctx, gr)
+	}
+	return r.patchStatus(ctx, run)
+}
+
+func setReady(gr *v1alpha1.GitRepository) {
+	conds := &gr.Status.Conditions
+	for _, typ := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ApplyFailedCondition} {
+		if c := findCondition(*conds, typ); c != nil && c.Status == metav1.ConditionTrue {
+			setCondition(conds, gr.Generation, v1alpha1.ReadyCondition, metav1.ConditionFalse, c.Reason, c.Message)
+			clearCondition(conds, v1alpha1.ReconcilingCondition)
+			return
+		}
+	}
+	if gr.Status.LastAppliedRevision == "" {
+		return
+	}
+	clearCondition(conds, v1alpha1.ReconcilingCondition)
+	setCondition(conds, gr.Generation, v1alpha1.ReadyCondition, metav1.ConditionTrue, "Succeeded",
+		"Applied revision: "+gr.Status.LastAppliedRevision)
+}
+
+func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func conditionMessage(conds []metav1.Condition, typ string) string {
+	if c := findCondition(conds, typ); c != nil {
+		return c.Message
+	}
+	return ""
+}

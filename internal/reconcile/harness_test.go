@@ -1,0 +1,234 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/flinksim"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	sim *flinksim.Simulator
+	nsN atomic.Int32
+)
+
+const waitFor = 30 * time.Second
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	var err error
+	if env, err = testenv.Start(testenv.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if sim, err = startSimulator(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func startSimulator(ctx context.Context) (*flinksim.Simulator, error) {
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		return nil, err
+	}
+	s := flinksim.New(flinksim.Options{StartDelay: 400 * time.Millisecond, SavepointDelay: 300 * time.Millisecond})
+	if err := s.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	return s, nil
+}
+
+// newNamespace creates a namespace of the test's own.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%s", nsN.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.TrimRight(name, "-")
+	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	return name
+}
+
+// startController runs the bg-gitops reconcilers for one namespace until
+// the returned stop function is called (or the test ends).
+func startController(t *testing.T, ns string) (stop func()) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	})
+	require.NoError(t, err)
+	require.NoError(t, reconcile.Setup(mgr, reconcile.Options{CacheDir: t.TempDir(), SkipNameValidation: true, Concurrent: 2}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = mgr.Start(ctx) }()
+	var once atomic.Bool
+	stop = func() {
+		if once.CompareAndSwap(false, true) {
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func getFBGD(t *testing.T, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
+	t.Helper()
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p))
+	return p
+}
+
+func child(ns, name string) (*unstructured.Unstructured, bool) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
+	return u, err == nil
+}
+
+func nested(u *unstructured.Unstructured, path ...string) string {
+	v, _, _ := unstructured.NestedString(u.Object, path...)
+	return v
+}
+
+// eventually polls cond, checking the invariants of every FlinkBlueGreenDeployment
+// in ns at each step.
+func eventually(t *testing.T, ns string, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		checkInvariants(t, ns)
+		if cond() {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func state(t *testing.T, ns, name string, bg v1alpha1.BlueGreenState, job v1alpha1.JobState) func() bool {
+	return func() bool {
+		p := getFBGD(t, ns, name)
+		return p.Status.BlueGreenState == bg && p.Status.JobStatus.State == job
+	}
+}
+
+// checkInvariants: never more than two children, never two of one colour,
+// and the active child of an ACTIVE_* state is never suspended.
+func checkInvariants(t *testing.T, ns string) {
+	t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
+	perParent := map[string]map[string]int{}
+	for _, c := range list.Items {
+		owner := ""
+		for _, r := range c.GetOwnerReferences() {
+			owner = r.Name
+		}
+		if perParent[owner] == nil {
+			perParent[owner] = map[string]int{}
+		}
+		perParent[owner][c.GetLabels()["flink/blue-green-deployment-type"]]++
+	}
+	for owner, colours := range perParent {
+		total := 0
+		for colour, n := range colours {
+			require.LessOrEqualf(t, n, 1, "%s has %d children of colour %s", owner, n, colour)
+			total += n
+		}
+		require.LessOrEqualf(t, total, 2, "%s has %d children", owner, total)
+	}
+}
+
+const fbgdTemplate = `
+apiVersion: bggitops.dev/v1alpha1
+kind: FlinkBlueGreenDeployment
+metadata:
+  name: %s
+  annotations: {bggitops.dev/revision: "%s"}
+spec:
+  configuration:
+    kubernetes.operator.bluegreen.abort.grace-period: "4s"
+    kubernetes.operator.bluegreen.reconciliation.reschedule-interval: "200ms"
+    bggitops.dev/savepoint-timeout: "3s"
+  template:
+    spec:
+      image: %s
+      flinkVersion: v1_20
+      flinkConfiguration: {state.savepoints.dir: "file:///flink-sp"%s}
+      jobManager: {resource: {memory: 1024m, cpu: 1}}
+      taskManager: {resource: {memory: 1024m, cpu: 1}}
+      job: {jarURI: "local:///opt/flink/job.jar", upgradeMode: savepoint, parallelism: 2}
+`
+
+func revision(n int) string { return fmt.Sprintf("main@sha1:%040d", n) }
+
+func fbgdObject(t *testing.T, ns, name string, rev int, image, extraConf string) *v1alpha1.FlinkBlueGreenDeployment {
+	t.Helper()
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(fmt.Sprintf(fbgdTemplate, name, revision(rev), image, extraConf)), p))
+	p.Namespace = ns
+	return p
+}
+
+// update re-applies the spec and revision of a new commit.
+func update(t *testing.T, ns, name string, rev int, image, extraConf string, mutate ...func(*v1alpha1.FlinkBlueGreenDeployment)) {
+	t.Helper()
+	want := fbgdObject(t, ns, name, rev, image, extraConf)
+	for _, m := range mutate {
+		m(want)
+	}
+	require.Eventually(t, func() bool {
+		p := getFBGD(t, ns, name)
+		p.Spec = want.Spec
+		p.Annotations[v1alpha1.RevisionAnnotation] = revision(rev)
+		return env.Client.Update(context.Background(), p) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+}
+
+func annotate(t *testing.T, ns, name, key string) {
+	t.Helper()
+	p := getFBGD(t, ns, name)
+	patch := client.MergeFrom(p.DeepCopy())
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[key] = time.Now().Format(time.RFC3339Nano)
+	require.NoError(t, env.Client.Patch(context.Background(), p, patch))
+}

@@ -1,0 +1,99 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/render"
+)
+
+// Renderer renders a checkout with kustomize and remembers the last render
+// of each GitRepository, so that a poll of an unchanged revision (which
+// re-applies to revert drift) does not run kustomize again.
+type Renderer struct {
+	AllowRemoteBases bool
+	// Mapper tells cluster-scoped kinds that the build does not know.
+	Mapper meta.RESTMapper
+
+	mu    sync.Mutex
+	cache map[types.NamespacedName]rendered
+}
+
+type rendered struct {
+	key  string
+	objs []*unstructured.Unstructured
+}
+
+// Render returns the stamped objects of gr's path at revision.
+func (r *Renderer) Render(gr *v1alpha1.GitRepository, dir, revision string) ([]*unstructured.Unstructured, error) {
+	id := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Name}
+	key := revision + "\x00" + gr.GetPath() + "\x00" + gr.Spec.TargetNamespace
+	if objs, ok := r.cached(id, key); ok {
+		return objs, nil
+	}
+	objs, err := render.Build(dir, gr.GetPath(), render.Options{
+		AllowRemoteBases: r.AllowRemoteBases, Revision: revision, Source: sourceOf(gr),
+		TargetNamespace: gr.Spec.TargetNamespace, IsClusterScoped: r.clusterScoped,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.store(id, rendered{key: key, objs: objs})
+	return deepCopy(objs), nil
+}
+
+func (r *Renderer) cached(id types.NamespacedName, key string) ([]*unstructured.Unstructured, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.cache[id]
+	if !ok || c.key != key {
+		return nil, false
+	}
+	return deepCopy(c.objs), true
+}
+
+func (r *Renderer) store(id types.NamespacedName, c rendered) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cache == nil {
+		r.cache = map[types.NamespacedName]rendered{}
+	}
+	r.cache[id] = c
+}
+
+// Forget drops the cached render of a deleted GitRepository.
+func (r *Renderer) Forget(id types.NamespacedName) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.cache, id)
+}
+
+func (r *Renderer) clusterScoped(gvk schema.GroupVersionKind) (bool, bool) {
+	if r.Mapper == nil {
+		return false, false
+	}
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, false
+	}
+	return m.Scope.Name() == meta.RESTScopeNameRoot, true
+}
+
+func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		out[i] = o.DeepCopy()
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/source"
+)
+
+// Options configure Setup.
+type Options struct {
+	// ReceiverAddress serves push webhooks; "" or "0" disables the receiver.
+	ReceiverAddress string
+	// AllowRemoteBases lets kustomizations use remote bases.
+	AllowRemoteBases bool
+	// CacheDir holds git checkouts; a temporary directory when empty.
+	CacheDir string
+	// Concurrent reconciles per kind.
+	Concurrent int
+	// HTTPClient talks to forges; http.DefaultClient with a timeout when nil.
+	HTTPClient *http.Client
+	// SkipNameValidation lets one process run several managers (tests).
+	SkipNameValidation bool
+}
+
+func (o Options) controller() controller.Options {
+	return controller.Options{MaxConcurrentReconciles: max(o.Concurrent, 1), SkipNameValidation: &o.SkipNameValidation}
+}
+
+// Setup registers the GitRepository and FlinkBlueGreenDeployment
+// reconcilers and the webhook receiver with mgr.
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.CacheDir == "" {
+		dir, err := os.MkdirTemp("", "bg-gitops-cache-")
+		if err != nil {
+			return err
+		}
+		o.CacheDir = dir
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: forgeTimeout}
+	}
+	applier, err := apply.NewApplier(mgr.GetConfig(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	reporter := &CommitStatusReporter{Client: mgr.GetClient(), HTTP: o.HTTPClient}
+	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
+		return err
+	}
+	if err := setupFlinkBlueGreen(mgr, o, reporter); err != nil {
+		return err
+	}
+	return setupReceiver(mgr, o)
+}
+
+func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
+	r := &GitRepositoryReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Renderer: &Renderer{AllowRemoteBases: o.AllowRemoteBases, Mapper: mgr.GetRESTMapper()},
+		CacheDir: o.CacheDir, Commit: reporter,
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(o.controller()).
+		Complete(r)
+}
+
+func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusReporter) error {
+	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter}
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		WithOptions(o.controller())
+	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
+		b = b.Owns(newUnstructured(flinkDeploymentGVK)).Owns(newUnstructured(flinkStateSnapshotGVK))
+	} else {
+		mgr.GetLogger().Info("Flink CRDs not installed: FlinkBlueGreenDeployments are reported Stalled and polled every minute")
+	}
+	return b.Complete(r)
+}
+
+func flinkCRDsInstalled(m meta.RESTMapper) bool {
+	for _, gvk := range []struct{ g, k, v string }{{"flink.apache.org", "FlinkDeployment", "v1beta1"}, {"flink.apache.org", "FlinkStateSnapshot", "v1beta1"}} {
+		if _, err := m.RESTMapping(schemaGK(gvk.g, gvk.k), gvk.v); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// setupReceiver serves push webhooks on its own address.
+func setupReceiver(mgr ctrl.Manager, o Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.GitRepository{},
+		source.WebhookPathIndex, source.IndexWebhookPath); err != nil {
+		return fmt.Errorf("index webhook paths: %w", err)
+	}
+	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
+		return nil
+	}
+	rc := &source.Receiver{Client: mgr.GetClient(), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	return mgr.Add(receiverRunnable(func(ctx context.Context) error {
+		return serve(ctx, o.ReceiverAddress, rc)
+	}))
+}
+
+// receiverRunnable runs on every replica, leader or not.
+type receiverRunnable func(context.Context) error
+
+func (f receiverRunnable) Start(ctx context.Context) error { return f(ctx) }
+func (receiverRunnable) NeedLeaderElection() bool          { return false }
+
+var _ manager.LeaderElectionRunnable = receiverRunnable(nil)
+
+// serve runs an HTTP server until ctx ends. The receiver runs on every
+// replica (it only annotates objects), so it needs no leader election.
+func serve(ctx context.Context, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("receiver: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
