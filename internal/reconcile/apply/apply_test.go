@@ -172,17 +172,6 @@ func TestDriftIsRestoredAndIdleAfterwards(t *testing.T) {
 	}
 }
 
-func toUnstructured(t *testing.T, obj client.Object) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	m, err := runtimeToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Object = m
-	return u
-}
-
 // A Deployment and a Service get many server-side defaults (protocols,
 // strategy, clusterIP); the dry-run comparison must still see no change.
 func TestDefaultedObjectsAreIdleOnReapply(t *testing.T) {
