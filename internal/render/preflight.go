@@ -13,9 +13,10 @@ import (
 
 // ref is one path-like entry of a kustomization.
 type ref struct {
-	field string // singular name of the kustomization field, for messages
-	value string
-	dir   bool // may name a kustomization directory to descend into
+	field  string // singular name of the kustomization field, for messages
+	value  string
+	dir    bool // may name a kustomization directory to descend into
+	plugin bool // may name a generator/transformer/validator config file
 }
 
 // preflight walks the kustomization graph from dir before kustomize runs,
@@ -95,8 +96,11 @@ func (p *preflight) check(dir string, r ref) error {
 	if !p.fs.inner.Exists(resolved) {
 		return ErrNotFound
 	}
-	if r.dir && p.fs.inner.IsDir(resolved) {
+	switch {
+	case r.dir && p.fs.inner.IsDir(resolved):
 		return p.dir(resolved)
+	case r.plugin:
+		return p.checkPluginConfig(resolved)
 	}
 	return nil
 }
@@ -105,11 +109,12 @@ func (p *preflight) check(dir string, r ref) error {
 func refs(k *types.Kustomization) []ref {
 	var out []ref
 	add := func(field string, dir bool, vs ...string) {
+		plugin := field == "generator" || field == "transformer" || field == "validator"
 		for _, v := range vs {
 			// Generators, transformers, validators and strategic-merge
 			// patches may be inline YAML rather than paths.
 			if v != "" && !strings.Contains(v, "\n") {
-				out = append(out, ref{field: field, value: v, dir: dir})
+				out = append(out, ref{field: field, value: v, dir: dir, plugin: plugin})
 			}
 		}
 	}
@@ -144,10 +149,7 @@ func refs(k *types.Kustomization) []ref {
 func kvRefs(field string, s types.KvPairSources) []ref {
 	var out []ref
 	for _, f := range s.FileSources {
-		if i := strings.Index(f, "="); i >= 0 {
-			f = f[i+1:]
-		}
-		out = append(out, ref{field: field, value: f})
+		out = append(out, ref{field: field, value: stripKey(f)})
 	}
 	for _, f := range append(append([]string(nil), s.EnvSources...), s.EnvSource) {
 		if f != "" {

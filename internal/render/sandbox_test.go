@@ -134,6 +134,35 @@ func TestBadInputsRenderNothing(t *testing.T) {
 		},
 		is: ErrRemoteRefused,
 	}, {
+		name: "generator config fetching a remote file",
+		path: "app",
+		files: map[string]string{
+			"app/kustomization.yaml": "generators:\n  - gen.yaml\n",
+			"app/gen.yaml": "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\n" +
+				"files:\n  - conf=https://example.com/conf.properties\n",
+		},
+		is:  ErrRemoteRefused,
+		msg: []string{"generator gen.yaml: https://example.com/conf.properties: remote bases are disabled"},
+	}, {
+		name: "transformer config with a remote patch",
+		path: "app",
+		files: map[string]string{
+			"app/kustomization.yaml": kustomization("cm.yaml") + "transformers:\n  - patch.yaml\n",
+			"app/cm.yaml":            configMap,
+			"app/patch.yaml": "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: x\n" +
+				"path: http://example.com/p.yaml\ntarget:\n  kind: ConfigMap\n",
+		},
+		is: ErrRemoteRefused,
+	}, {
+		name: "generator config reading outside",
+		path: "app",
+		files: map[string]string{
+			"app/kustomization.yaml": "generators:\n  - gen.yaml\n",
+			"app/gen.yaml": "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n  name: x\n" +
+				"files:\n  - passwd=../../../../../../etc/passwd\n",
+		},
+		is: ErrLeavesRepository,
+	}, {
 		name: "configMapGenerator reading outside",
 		path: "app",
 		files: map[string]string{
