@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -137,4 +138,20 @@ func kinds(objs []*unstructuredT) []string {
 		out[i] = u.GetKind()
 	}
 	return out
+}
+
+func TestTargetNamespaceAsksTheScopeHookForUnknownKinds(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"app/kustomization.yaml": kustomization("gadget.yaml", "widget.yaml"),
+		"app/gadget.yaml":        "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n",
+		"app/widget.yaml":        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+	})
+	hook := func(gvk schema.GroupVersionKind) (bool, bool) {
+		return gvk.Kind == "Widget", gvk.Kind == "Widget"
+	}
+	objs, err := Build(root, "app", Options{TargetNamespace: "team", IsClusterScoped: hook})
+	require.NoError(t, err)
+	require.Len(t, objs, 2)
+	assert.Equal(t, "team", objs[0].GetNamespace(), "unknown kinds default to namespaced")
+	assert.Equal(t, "", objs[1].GetNamespace(), "the hook knows Widget is cluster-scoped")
 }
