@@ -122,11 +122,7 @@ func (a *Auth) sshAuth(data map[string][]byte, u *url.URL) error {
 	pass := string(data[PasswordKey])
 	keys, err := gitssh.NewPublicKeys(user, data[IdentityKey], pass)
 	if err != nil {
-		msg := "the identity in the Secret is not a valid private key"
-		if strings.Contains(err.Error(), "passphrase") || strings.Contains(err.Error(), "decrypt") {
-			msg = "the identity in the Secret is encrypted: set password to its passphrase, or check it"
-		}
-		return errors.New(msg)
+		return identityError(data[IdentityKey], pass)
 	}
 	cb, algos, err := hostKeyCheck(data[KnownHostsKey])
 	if err != nil {
@@ -138,6 +134,19 @@ func (a *Auth) sshAuth(data map[string][]byte, u *url.URL) error {
 		a.secrets = []string{pass}
 	}
 	return nil
+}
+
+func identityError(identity []byte, pass string) error {
+	_, err := ssh.ParsePrivateKey(identity)
+	var missing *ssh.PassphraseMissingError
+	switch {
+	case !errors.As(err, &missing):
+		return errors.New("the identity in the Secret is not a valid private key (PEM or OpenSSH format)")
+	case pass == "":
+		return errors.New("the identity in the Secret is encrypted: set password to its passphrase")
+	default:
+		return errors.New("the identity in the Secret could not be decrypted: check password (the key's passphrase)")
+	}
 }
 
 // hostKeyCheck builds a strict callback from known_hosts content. Offering

@@ -12,8 +12,7 @@ import (
 )
 
 func TestAuthFromSecret(t *testing.T) {
-	key, pub := gittest.NewKey(t)
-	_ = pub
+	key, _ := gittest.NewKey(t)
 	known := []byte("[127.0.0.1]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
 	for _, tc := range []struct {
 		name string

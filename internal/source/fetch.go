@@ -33,8 +33,11 @@ type Options struct {
 	Timeout time.Duration
 	// Dir is the per-object cache directory; it survives reconciles.
 	Dir string
-	// LastRevision is status.artifact.revision. It is informational: any
-	// commit already held in Dir is checked out without fetching.
+	// LastRevision is status.artifact.revision. When the resolved revision
+	// equals it and Dir holds the commit, nothing is fetched. More generally
+	// any commit Dir already holds (a branch force-pushed back to a commit
+	// fetched before) is checked out without fetching, so callers detect a
+	// new revision by comparing Result.Revision, not by Result.Fetched.
 	LastRevision string
 }
 
@@ -111,25 +114,26 @@ func fetchTarget(ctx context.Context, o Options, t target) (Result, error) {
 	return res, nil
 }
 
-// download fetches t into the cache, starting over from an empty cache
-// once when the existing one is in the way (e.g. a corrupt or overgrown
-// repository, or a commit hidden behind an earlier shallow boundary).
+// download fetches t into the cache. An overgrown cache is cleared first;
+// a cache that gets in the way (corrupt, or a shallow boundary git cannot
+// fetch past) is cleared and the fetch retried once. Transport, auth and
+// ref errors are returned as they are: a new cache would not help.
 func download(ctx context.Context, o Options, repo *git.Repository, t target) (target, error) {
+	fresh := false
 	if packCount(o.Dir) > maxPacks {
-		if repo, err := resetCache(o.Dir); err != nil {
+		var err error
+		if repo, err = resetCache(o.Dir); err != nil {
 			return t, err
-		} else {
-			return fetchInto(ctx, o, repo, t)
 		}
+		fresh = true
 	}
 	got, err := fetchInto(ctx, o, repo, t)
 	var fe *Error
-	if err == nil || (errors.As(err, &fe) && fe.Reason != ReasonGitFailed) || ctx.Err() != nil {
+	if err == nil || fresh || ctx.Err() != nil || (errors.As(err, &fe) && fe.Reason != ReasonGitFailed) {
 		return got, err
 	}
-	repo, rerr := resetCache(o.Dir)
-	if rerr != nil {
-		return t, rerr
+	if repo, err = resetCache(o.Dir); err != nil {
+		return t, err
 	}
 	return fetchInto(ctx, o, repo, t)
 }

@@ -329,3 +329,16 @@ func assertFetchErr(t *testing.T, err error, reason, msg string) {
 		assert.NotContains(t, fe.Message, s, "secret leaked")
 	}
 }
+
+func TestFetchRecoversFromBrokenCache(t *testing.T) {
+	h := newHTTPRepo(t)
+	c := h.Commit(map[string]string{"f": "1"}, "one")
+	h.Push("main")
+	o := h.opts(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	require.NoError(t, os.MkdirAll(o.Dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(o.Dir, ".git"), []byte("garbage"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(o.Dir, "stale.yaml"), []byte("x"), 0o644))
+	res := fetchOK(t, &o)
+	assert.Equal(t, c, res.Commit)
+	assert.NoFileExists(t, filepath.Join(res.Dir, "stale.yaml"))
+}

@@ -2,11 +2,13 @@ package source
 
 import (
 	"context"
+	"encoding/pem"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -23,7 +25,6 @@ func TestFetchSSH(t *testing.T) {
 	clientKey, clientPub := gittest.NewKey(t)
 	srv := gittest.ServeSSH(t, root, clientPub)
 	otherKey, otherPub := gittest.NewKey(t)
-	_ = otherKey
 
 	secret := func(identity, known []byte) map[string][]byte {
 		return map[string][]byte{"identity": identity, "known_hosts": known}
@@ -44,6 +45,18 @@ func TestFetchSSH(t *testing.T) {
 		o.Ref = v1alpha1.GitRepositoryRef{SemVer: "1.x"}
 		assert.Equal(t, "v1.0.0@sha1:"+c1, fetchOK(t, &o).Revision)
 	})
+	t.Run("encrypted key with passphrase", func(t *testing.T) {
+		enc := encryptKey(t, clientKey, "key-passphrase")
+		_, err := AuthFromSecret(secret(enc, srv.KnownHosts()), srv.URL("app.git"))
+		require.ErrorContains(t, err, "set password to its passphrase")
+		data := secret(enc, srv.KnownHosts())
+		data["password"] = []byte("wrong")
+		_, err = AuthFromSecret(data, srv.URL("app.git"))
+		require.ErrorContains(t, err, "could not be decrypted")
+		data["password"] = []byte("key-passphrase")
+		o := opts(t, data)
+		assert.Equal(t, c1, fetchOK(t, &o).Commit)
+	})
 	t.Run("unknown host", func(t *testing.T) {
 		known := []byte(knownhosts.Line([]string{"[127.0.0.1]:1"}, srv.HostKey) + "\n")
 		_, err := Fetch(context.Background(), opts(t, secret(clientKey, known)))
@@ -58,4 +71,13 @@ func TestFetchSSH(t *testing.T) {
 		_, err := Fetch(context.Background(), opts(t, secret(otherKey, srv.KnownHosts())))
 		assertFetchErr(t, err, ReasonAuthenticationFailed, "SSH authentication")
 	})
+}
+
+func encryptKey(t *testing.T, pemKey []byte, pass string) []byte {
+	t.Helper()
+	k, err := ssh.ParseRawPrivateKey(pemKey)
+	require.NoError(t, err)
+	block, err := ssh.MarshalPrivateKeyWithPassphrase(k, "", []byte(pass))
+	require.NoError(t, err)
+	return pem.EncodeToMemory(block)
 }
