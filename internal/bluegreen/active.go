@@ -147,10 +147,8 @@ func (d *decider) startTransition(x Color, a *Child, diff Diff) {
 		d.waitForActive(a, y)
 		return
 	}
-	if b := d.child(y); b != nil && b.Deleting {
-		d.st.TargetRevision = d.revision()
-		d.progressing("WaitingForDeletion", "waiting for FlinkDeployment %s to be deleted before the transition", b.Name)
-		d.requeue(d.t.interval)
+	if b := d.child(y); b != nil {
+		d.removeLeftover(b)
 		return
 	}
 	if !d.in.Window.Open {
@@ -164,6 +162,20 @@ func (d *decider) startTransition(x Color, a *Child, diff Diff) {
 	}
 	d.st.Savepoint = nil
 	d.startNewColour(y, d.templateSavepointPath(), diff)
+}
+
+// removeLeftover deletes the other colour left suspended by an aborted
+// transition and waits until it is gone. The Flink operator reads
+// initialSavepointPath only when it first deploys a FlinkDeployment, so
+// re-using the leftover would start the new job from the leftover's own
+// (stale or empty) state instead of the fresh savepoint (upstream PR #1059).
+func (d *decider) removeLeftover(b *Child) {
+	d.st.TargetRevision = d.revision()
+	if !b.Deleting {
+		d.deleteChild(b.Color)
+	}
+	d.progressing("WaitingForDeletion", "deleting FlinkDeployment %s left by an earlier transition before the new one starts", b.Name)
+	d.requeue(d.t.interval)
 }
 
 // waitForActive: FLIP-503 refuses a transition from a job that is not

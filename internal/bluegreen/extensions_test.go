@@ -115,6 +115,11 @@ func TestNoRetryLoopAfterAbort(t *testing.T) {
 	}
 	w.annotate(v1alpha1.RetryRequestedAtAnnotation, "2026-07-21T10:00:00Z")
 	d := w.step()
+	if len(d.Actions) != 1 || d.Actions[0].Type != DeleteChild {
+		w.fatalf("retry must first delete the suspended leftover: %s", describeActions(d.Actions))
+	}
+	w.gone()
+	d = w.step()
 	w.expectState(sSpBlue, jReconciling)
 	if w.status().LastHandledRetryAt != "2026-07-21T10:00:00Z" || len(d.Actions) != 1 {
 		w.fatalf("retry not acknowledged or no savepoint: %s", describeActions(d.Actions))

@@ -253,8 +253,14 @@ func TestFailureDuringTransitionAborts(t *testing.T) {
 			if c := w.condition(v1alpha1.StalledCondition); c == nil || c.Status != "True" {
 				w.fatalf("want Stalled after abort")
 			}
-			// A new change succeeds.
+			// A new change succeeds, after the suspended leftover is deleted.
 			newImage(w, "flink:1.20.2", "main@sha1:r3")
+			w.step()
+			w.expectChildren(Blue, Green)
+			if !w.children[Green].Deleting {
+				w.fatalf("the leftover green must be deleted before the new transition")
+			}
+			w.gone()
 			w.step()
 			if mode != v1alpha1.UpgradeModeStateless {
 				w.completeSnapshot()
@@ -308,6 +314,8 @@ func TestAbortResetsReadyTimestamp(t *testing.T) {
 		w.fatalf("markers not reset on abort")
 	}
 	newImage(w, "flink:1.20.2", "main@sha1:r3")
+	w.step()
+	w.gone() // the suspended leftover green is deleted first
 	w.step()
 	if w.status().Savepoint.Name == first {
 		w.fatalf("savepoint name reused after abort")

@@ -12,8 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
