@@ -67,6 +67,8 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
+	fl.Float32Var(&f.qps, "kube-api-qps", 50, "queries per second to the Kubernetes API server")
+	fl.IntVar(&f.burst, "kube-api-burst", 300, "burst of queries to the Kubernetes API server")
 	return cmd
 }
 
@@ -75,6 +77,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.QPS, cfg.Burst = f.qps, f.burst
 	selector, err := labels.Parse(f.watchLabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("--watch-label-selector: %w", err)

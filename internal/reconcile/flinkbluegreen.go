@@ -57,7 +57,6 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.execute(ctx, p, dec.Actions); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.emit(p, dec.Events)
 	observeMetrics(p, dec, in.Now)
 	requeue := dec.RequeueAfter
 	if r.Commit != nil {
@@ -69,6 +68,9 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Events after the status write: a failed write is retried with the
+	// same decision, which would otherwise report every event twice.
+	r.emit(p, dec.Events)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 

@@ -10,11 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -57,6 +59,9 @@ type step func(ctx context.Context, run *gitRun) error
 func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	gr := &v1alpha1.GitRepository{}
 	if err := r.Client.Get(ctx, req.NamespacedName, gr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !gr.DeletionTimestamp.IsZero() {
@@ -76,6 +81,14 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 	}
 	return run.result, nil
+}
+
+// forget drops the checkout and cached render of a deleted GitRepository.
+// Applied objects stay in the cluster: deleting a GitRepository must never
+// take a running Flink job down with it.
+func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
+	r.Renderer.Forget(id)
+	_ = os.RemoveAll(filepath.Join(r.CacheDir, id.Namespace, id.Name))
 }
 
 // transient returns err for the rate limiter unless it is terminal (the
