@@ -37,6 +37,8 @@ type controllerFlags struct {
 	watchLabelSelector string
 	allowRemoteBases   bool
 	cacheDir           string
+	qps                float32
+	burst              int
 	development        bool
 }
 
