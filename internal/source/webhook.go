@@ -44,7 +44,17 @@ func IndexWebhookPath(obj client.Object) []string {
 // against the GitRepository whose status.webhookPath is the request path
 // and, when the push concerns the watched ref, sets the
 // bggitops.dev/reconcile-requested-at annotation with a merge patch.
-// Anything else is answered 4xx without side effects.
+// Anything else is answered 4xx without side effects (a missing webhook
+// Secret is our misconfiguration: 500, logged).
+//
+// Wiring in the manager: register WebhookPathIndex, then serve
+// &Receiver{Client: mgr.GetClient(), Indexed: true, Log: ...} on
+// --receiver-bind-address, mounted at WebhookPathPrefix (e.g. as a
+// manager.RunnableFunc running an http.Server). It needs RBAC to list,
+// watch and patch gitrepositories and to get secrets. Responses: 200
+// reconcile requested, 202 push to another ref, 400 not a push or bad
+// payload, 401 bad or missing signature, 404 unknown path, 405 not POST,
+// 413 body too large.
 type Receiver struct {
 	// Client reads GitRepositories and Secrets and patches GitRepositories.
 	Client client.Client
