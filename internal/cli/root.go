@@ -51,7 +51,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newControllerCommand())
+	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
+	root.AddCommand(newRequestCommands()...)
 	return root
 }
 

@@ -1,0 +1,58 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"bggitops.dev/bg-gitops/internal/diff"
+)
+
+const (
+	fbgdPatch   = "overlays/production/flinkbluegreendeployment-patch.yaml"
+	prodKustom  = "overlays/production/kustomization.yaml"
+	baseKustom  = "base/kustomization.yaml"
+	baseSecret  = "base/secret.yaml"
+	oldPassword = "Y2hhbmdlLW1l" // change-me
+	// newPassword must never appear in a diff, in any encoding.
+	newPassword       = "s3cr3t-n3w-passw0rd"
+	newPasswordBase64 = "czNjcjN0LW4zdy1wYXNzdzByZA=="
+)
+
+// prCase is a pull request against examples/repo-layout and what diff
+// must announce for the FlinkBlueGreenDeployment (empty: not touched).
+type prCase struct {
+	name   string
+	change func(r *prRepo)
+	action diff.Action
+}
+
+var prCases = []prCase{
+	{"image", func(r *prRepo) {
+		r.replace(fbgdPatch, "image: flink:1.20.1-java17", "image: flink:1.20.2-java17")
+	}, diff.ActionTransitionSavepoint},
+	{"parallelism", func(r *prRepo) {
+		r.replace(fbgdPatch, "      flinkConfiguration:\n", "      flinkConfiguration:\n        parallelism.default: \"8\"\n")
+	}, diff.ActionPatch},
+	{"upgrade-mode", func(r *prRepo) {
+		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        upgradeMode: last-state\n")
+	}, diff.ActionPatch},
+	{"suspend", func(r *prRepo) {
+		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        state: suspended\n")
+	}, diff.ActionSuspend},
+	{"configuration", func(r *prRepo) {
+		r.replace(fbgdPatch, `bggitops.dev/savepoint-timeout: "30 min"`, `bggitops.dev/savepoint-timeout: "45 min"`)
+	}, diff.ActionNothing},
+	{"redeploy", func(r *prRepo) {
+		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        savepointRedeployNonce: 1\n")
+	}, diff.ActionSavepointRedeploy},
+	{"removed-configmap", func(r *prRepo) {
+		r.replace(baseKustom, "  - configmap.yaml\n", "")
+		r.replace(prodKustom, "  - path: configmap-patch.yaml\n", "")
+	}, ""},
+	{"secret", func(r *prRepo) {
+		r.replace(baseSecret, "KAFKA_PASSWORD: "+oldPassword, "KAFKA_PASSWORD: "+newPasswordBase64)
+	}, ""},
+}

@@ -1,0 +1,127 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"bggitops.dev/bg-gitops/internal/diff"
+)
+
+type diffFlags struct {
+	repo             string
+	base             string
+	head             string
+	path             string
+	format           string
+	allowRemoteBases bool
+	cluster          bool
+	kubeconfig       string
+}
+
+// errChanges is returned (exit code 1) when the diff is not empty.
+var errChanges = errors.New("changes found")
+
+func newDiffCommand() *cobra.Command {
+	f := &diffFlags{}
+	cmd := &cobra.Command{
+		Use:   "diff --repo DIR --base REF --head REF --path PATH",
+		Short: "Show what a pull request changes and what the controller will do with each Flink job",
+		Long: "Render PATH at the base and head refs of a local repository and report every object added,\n" +
+			"changed or removed; for each FlinkBlueGreenDeployment, the action the controller will take\n" +
+			"(blue/green transition, in-place patch, suspend, resume, savepoint redeploy or nothing).\n" +
+			"Secret values are masked. With --cluster the head is compared with the live cluster through\n" +
+			"a server-side dry-run apply instead of with the base ref, so drift shows too.\n\n" +
+			"Exit status: 0 no change, 1 changes, 2 error.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDiff(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.repo, "repo", ".", "local Git repository (a checkout or a bare repository)")
+	fl.StringVar(&f.base, "base", "", "base ref (the pull request's target branch, e.g. origin/main)")
+	fl.StringVar(&f.head, "head", "HEAD", "head ref (the pull request's branch or merge ref)")
+	fl.StringVar(&f.path, "path", "", "kustomization directory, relative to the repository root")
+	fl.StringVar(&f.format, "format", "text", "output format: text, markdown or json")
+	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
+	fl.BoolVar(&f.cluster, "cluster", false, "compare the head with the live cluster (server-side dry-run) instead of the base ref")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
+	_ = cmd.MarkFlagRequired("path")
+	return cmd
+}
+
+func runDiff(cmd *cobra.Command, f *diffFlags) error {
+	write, err := writerFor(f.format, cmd.OutOrStdout())
+	if err != nil {
+		return err
+	}
+	if !f.cluster && f.base == "" {
+		return errors.New("--base is required (or --cluster to compare with the live cluster)")
+	}
+	report, err := buildReport(cmd, f)
+	if err != nil {
+		return err
+	}
+	report.Path = f.path
+	if err := write(report); err != nil {
+		return err
+	}
+	if report.HasChanges() {
+		return &exitError{code: 1, err: errChanges}
+	}
+	return nil
+}
+
+// buildReport renders the head and compares it with the base ref or the
+// cluster.
+func buildReport(cmd *cobra.Command, f *diffFlags) (*diff.Report, error) {
+	head, headSHA, err := renderAt(f.repo, f.head, f.path, f.allowRemoteBases)
+	if err != nil {
+		return nil, fmt.Errorf("head: %w", err)
+	}
+	if f.cluster {
+		return clusterReport(cmd.Context(), f.kubeconfig, head, diff.Revision{Ref: f.head, SHA: headSHA})
+	}
+	base, baseSHA, err := renderAt(f.repo, f.base, f.path, f.allowRemoteBases)
+	if err != nil {
+		return nil, fmt.Errorf("base: %w", err)
+	}
+	r, err := diff.Compare(base, head)
+	if err != nil {
+		return nil, err
+	}
+	r.Base = diff.Revision{Ref: f.base, SHA: baseSHA}
+	r.Head = diff.Revision{Ref: f.head, SHA: headSHA}
+	return r, nil
+}
+
+// writerFor returns the writer of a format; text is coloured only on a
+// terminal.
+func writerFor(format string, w io.Writer) (func(*diff.Report) error, error) {
+	switch format {
+	case "text", "":
+		colour := isTerminal(w)
+		return func(r *diff.Report) error { return diff.WriteText(w, r, colour) }, nil
+	case "markdown", "md":
+		return func(r *diff.Report) error { return diff.WriteMarkdown(w, r) }, nil
+	case "json":
+		return func(r *diff.Report) error { return diff.WriteJSON(w, r) }, nil
+	}
+	return nil, fmt.Errorf("--format %q: want text, markdown or json", format)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

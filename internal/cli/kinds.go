@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// kind is a kind the request verbs act on.
+type kind struct {
+	name    string
+	aliases []string
+	// short names the kind in output lines.
+	short     string
+	newObject func() client.Object
+	// standing says where an object stands.
+	standing func(obj client.Object) standing
+}
+
+// standing is where an object stands for --wait.
+type standing struct {
+	// line is the one-line summary ("fbgd ns/x: ACTIVE_GREEN, job RUNNING, ...").
+	line string
+	// settled: the controller has nothing left to do for now.
+	settled bool
+	// failed: settled in a failure; message says why.
+	failed  bool
+	message string
+}
+
+var gitRepositoryKind = &kind{
+	name: "gitrepository", aliases: []string{"gitrepositories", "bggr"}, short: "gitrepository",
+	newObject: func() client.Object { return &v1alpha1.GitRepository{} },
+	standing:  func(obj client.Object) standing { return gitRepositoryStanding(obj.(*v1alpha1.GitRepository)) },
+}
+
+var fbgdKind = &kind{
+	name: "fbgd", aliases: []string{"fbgds", "flinkbluegreendeployment", "flinkbluegreendeployments"}, short: "fbgd",
+	newObject: func() client.Object { return &v1alpha1.FlinkBlueGreenDeployment{} },
+	standing:  func(obj client.Object) standing { return fbgdStanding(obj.(*v1alpha1.FlinkBlueGreenDeployment)) },
+}
+
+func objectID(short string, obj client.Object) string {
+	return fmt.Sprintf("%s %s/%s", short, obj.GetNamespace(), obj.GetName())
+}
+
+// gitRepositoryStanding: settled once Ready is True or False for the
+// current generation; Stalled is a failure too.
+func gitRepositoryStanding(gr *v1alpha1.GitRepository) standing {
+	id := objectID("gitrepository", gr)
+	conds := gr.Status.Conditions
+	if s := apimeta.FindStatusCondition(conds, v1alpha1.StalledCondition); s != nil && s.Status == "True" {
+		msg := s.Reason + ": " + s.Message
+		return standing{line: id + ": stalled, " + msg, settled: true, failed: true, message: msg}
+	}
+	ready := apimeta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
+	switch {
+	case ready == nil || ready.ObservedGeneration < gr.Generation || ready.Status == "Unknown":
+		return standing{line: id + ": reconciling" + progressSuffix(conds)}
+	case ready.Status == "False":
+		msg := ready.Reason + ": " + ready.Message
+		return standing{line: id + ": not ready, " + msg, settled: true, failed: true, message: msg}
+	}
+	return standing{line: fmt.Sprintf("%s: Ready, revision %s", id, orNone(gr.Status.LastAppliedRevision)), settled: true}
+}
+
+// progressSuffix is the Reconciling condition's message, if any.
+func progressSuffix(conds []metav1.Condition) string {
+	if c := apimeta.FindStatusCondition(conds, v1alpha1.ReconcilingCondition); c != nil && c.Message != "" {
+		return ", " + c.Message
+	}
+	return ""
+}
+
+// fbgdStanding: settled in ACTIVE_BLUE/ACTIVE_GREEN once the job is no
+// longer RECONCILING; a FAILING job or Stalled is a failure.
+func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
+	st := p.Status
+	line := fmt.Sprintf("%s: %s, job %s, revision %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)),
+		orNone(string(st.JobStatus.State)), orNone(st.ActiveRevision))
+	if st.Error != "" {
+		line += ": " + st.Error
+	}
+	if s := apimeta.FindStatusCondition(st.Conditions, v1alpha1.StalledCondition); s != nil && s.Status == "True" {
+		return standing{line: line, settled: true, failed: true, message: s.Reason + ": " + s.Message}
+	}
+	active := st.BlueGreenState == v1alpha1.ActiveBlue || st.BlueGreenState == v1alpha1.ActiveGreen
+	current := st.ObservedGeneration >= p.Generation
+	if !active || !current || st.JobStatus.State == v1alpha1.JobReconciling {
+		return standing{line: line}
+	}
+	if st.JobStatus.State == v1alpha1.JobFailing {
+		return standing{line: line, settled: true, failed: true, message: orNone(st.Error)}
+	}
+	return standing{line: line, settled: true}
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// requestFlags are the flags of the request verbs.
+type requestFlags struct {
+	kubeFlags
+	wait    bool
+	timeout time.Duration
+}
+
+// request is one verb on one kind: the annotations it sets (a nil value
+// removes the annotation) and, for --wait, the status field that
+// acknowledges it.
+type request struct {
+	verb, short string
+	kind        *kind
+	// annotations returns the merge patch for a request made at token.
+	annotations func(token string) map[string]*string
+	// acked reports whether the object's status acknowledges token; nil
+	// when there is nothing to wait for.
+	acked func(obj client.Object, token string) bool
+}
+
+// newRequestCommand returns `bg-gitops VERB` with one subcommand per kind.
+func newRequestCommand(verb, short string, reqs ...*request) *cobra.Command {
+	f := &requestFlags{}
+	cmd := &cobra.Command{Use: verb + " KIND NAME", Short: short, Args: cobra.NoArgs}
+	pf := cmd.PersistentFlags()
+	pf.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's, else default)")
+	pf.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
+	pf.BoolVar(&f.wait, "wait", false, "wait until the controller has handled the request and the object has settled")
+	pf.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	for _, r := range reqs {
+		cmd.AddCommand(r.command(f))
+	}
+	return cmd
+}
+
+func (r *request) command(f *requestFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:     r.kind.name + " NAME",
+		Aliases: r.kind.aliases,
+		Short:   r.short,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return r.run(cmd, f, args[0])
+		},
+	}
+}
+
+func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
+	c, ns, err := f.connect()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	if err := r.patch(ctx, c, key, token); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if !f.wait || r.acked == nil {
+		fmt.Fprintf(out, "%s %s: %s requested\n", r.kind.short, key, r.verb)
+		return nil
+	}
+	w := &waiter{client: c, key: key, kind: r.kind, token: token, acked: r.acked, out: out, progress: isTerminal(out)}
+	return w.wait(ctx, f.timeout)
+}
+
+// patch merge-patches the request annotations (the object must exist: a
+// merge patch does not create).
+func (r *request) patch(ctx context.Context, c client.Client, key types.NamespacedName, token string) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": r.annotations(token)}})
+	if err != nil {
+		return err
+	}
+	obj := r.kind.newObject()
+	obj.SetNamespace(key.Namespace)
+	obj.SetName(key.Name)
+	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, body)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %s not found", r.kind.short, key)
+		}
+		return fmt.Errorf("%s %s %s: %w", r.verb, r.kind.short, key, err)
+	}
+	return nil
+}
+
+func set(key string) func(string) map[string]*string {
+	return func(token string) map[string]*string { return map[string]*string{key: &token} }
+}
+
+// newRequestCommands returns reconcile, suspend, resume, promote, abort
+// and retry.
+func newRequestCommands() []*cobra.Command {
+	suspended := "true"
+	reconcile := &request{verb: "reconcile", short: "Fetch, render and apply now", kind: gitRepositoryKind,
+		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked}
+	suspend := &request{verb: "suspend", short: "Stop fetching and applying (annotation " + v1alpha1.SuspendAnnotation + ")",
+		kind: gitRepositoryKind,
+		annotations: func(string) map[string]*string {
+			return map[string]*string{v1alpha1.SuspendAnnotation: &suspended}
+		}}
+	resume := &request{verb: "resume", short: "Resume a suspended GitRepository and reconcile it now", kind: gitRepositoryKind,
+		annotations: func(token string) map[string]*string {
+			return map[string]*string{v1alpha1.SuspendAnnotation: nil, v1alpha1.ReconcileRequestedAtAnnotation: &token}
+		}, acked: gitRepositoryAcked}
+	return []*cobra.Command{
+		newRequestCommand("reconcile", "Ask the controller to reconcile an object now", reconcile),
+		newRequestCommand("suspend", "Suspend an object", suspend),
+		newRequestCommand("resume", "Resume a suspended object", resume),
+		newRequestCommand("promote", "Cut over to the new colour of a transition in promotion mode Manual",
+			fbgdRequest("promote", "Cut over to the new colour", v1alpha1.PromoteRequestedAtAnnotation)),
+		newRequestCommand("abort", "Abort the transition in progress and keep the old colour",
+			fbgdRequest("abort", "Abort the transition in progress", v1alpha1.AbortRequestedAtAnnotation)),
+		newRequestCommand("retry", "Retry the spec whose transition aborted or failed",
+			fbgdRequest("retry", "Retry the aborted or failed spec", v1alpha1.RetryRequestedAtAnnotation)),
+	}
+}
+
+func fbgdRequest(verb, short, annotation string) *request {
+	return &request{verb: verb, short: short, kind: fbgdKind, annotations: set(annotation),
+		acked: func(obj client.Object, token string) bool {
+			st := obj.(*v1alpha1.FlinkBlueGreenDeployment).Status
+			handled := map[string]string{
+				v1alpha1.PromoteRequestedAtAnnotation: st.LastHandledPromoteAt,
+				v1alpha1.AbortRequestedAtAnnotation:   st.LastHandledAbortAt,
+				v1alpha1.RetryRequestedAtAnnotation:   st.LastHandledRetryAt,
+			}
+			return handled[annotation] == token
+		}}
+}
+
+func gitRepositoryAcked(obj client.Object, token string) bool {
+	return obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt == token
+}

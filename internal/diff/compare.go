@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package diff
+
+import (
+	"fmt"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Compare reports what changes from base to head. Objects are matched by
+// group, kind, namespace and name (a version bump of the same object is a
+// change, not a removal and an addition). The caller fills in Path, Base
+// and Head.
+func Compare(base, head []*unstructured.Unstructured) (*Report, error) {
+	b, err := index(base, "base")
+	if err != nil {
+		return nil, err
+	}
+	h, err := index(head, "head")
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{SchemaVersion: SchemaVersion, Objects: []Object{}}
+	for _, k := range keys(b, h) {
+		o, changed, err := compareOne(b[k], h[k])
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			r.Objects = append(r.Objects, o)
+			r.Summary.count(o.Change)
+		}
+	}
+	return r, nil
+}
+
+func (s *Summary) count(c Change) {
+	switch c {
+	case Added:
+		s.Added++
+	case Changed:
+		s.Changed++
+	case Removed:
+		s.Removed++
+	}
+}
+
+// compareOne compares one object present in base, head or both.
+func compareOne(base, head *unstructured.Unstructured) (Object, bool, error) {
+	o := describe(base, head)
+	switch {
+	case base == nil:
+		o.Change = Added
+	case head == nil:
+		o.Change = Removed
+	case equality.Semantic.DeepEqual(base.Object, head.Object):
+		return o, false, nil
+	default:
+		o.Change = Changed
+		d, err := yamlDiff(mask(base, head))
+		if err != nil {
+			return o, false, fmt.Errorf("%s: %w", o.ID(), err)
+		}
+		o.Diff = d
+	}
+	if isFBGD(either(base, head)) {
+		p, err := plan(base, head)
+		if err != nil {
+			return o, false, err
+		}
+		o.Deployment = p
+	}
+	return o, true, nil
+}
+
+func describe(base, head *unstructured.Unstructured) Object {
+	u := either(base, head)
+	return Object{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+func either(base, head *unstructured.Unstructured) *unstructured.Unstructured {
+	if head != nil {
+		return head
+	}
+	return base
+}
+
+// key identifies an object across both sides; it sorts by kind first.
+type key struct{ kind, group, namespace, name string }
+
+func keyOf(u *unstructured.Unstructured) key {
+	gvk := u.GroupVersionKind()
+	return key{gvk.Kind, gvk.Group, u.GetNamespace(), u.GetName()}
+}
+
+func index(objs []*unstructured.Unstructured, side string) (map[key]*unstructured.Unstructured, error) {
+	m := make(map[key]*unstructured.Unstructured, len(objs))
+	for _, u := range objs {
+		k := keyOf(u)
+		if _, dup := m[k]; dup {
+			return nil, fmt.Errorf("%s: %s %s/%s appears twice", side, k.kind, k.namespace, k.name)
+		}
+		m[k] = u
+	}
+	return m, nil
+}
+
+func keys(a, b map[key]*unstructured.Unstructured) []key {
+	seen := map[key]bool{}
+	var out []key
+	for _, m := range []map[key]*unstructured.Unstructured{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.kind != y.kind {
+			return x.kind < y.kind
+		}
+		if x.group != y.group {
+			return x.group < y.group
+		}
+		if x.namespace != y.namespace {
+			return x.namespace < y.namespace
+		}
+		return x.name < y.name
+	})
+	return out
+}

@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func obj(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(y), &u.Object))
+	return u
+}
+
+const fbgdYAML = `
+apiVersion: bggitops.dev/v1alpha1
+kind: FlinkBlueGreenDeployment
+metadata: {name: job, namespace: ns}
+spec:
+  template:
+    spec:
+      image: flink:1
+      job: {jarURI: "local:///job.jar"%s}
+`
+
+func fbgd(t *testing.T, job string) *unstructured.Unstructured {
+	return obj(t, strings.Replace(fbgdYAML, "%s", job, 1))
+}
+
+func TestPlanActions(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		base, head string
+		want       Action
+		fields     []string
+	}{
+		{"stateful transition", ``, `, upgradeMode: savepoint, args: [x]`, ActionTransitionSavepoint, []string{"job.args"}},
+		{"last-state transition", `, upgradeMode: last-state`, `, upgradeMode: last-state, entryClass: X`, ActionTransitionSavepoint, []string{"job.entryClass"}},
+		{"stateless transition", ``, `, entryClass: X`, ActionTransitionStateless, []string{"job.entryClass"}},
+		{"patch", ``, `, upgradeMode: savepoint`, ActionPatch, []string{"job.upgradeMode"}},
+		{"suspend", ``, `, state: suspended`, ActionSuspend, []string{"job.state"}},
+		{"resume", `, state: suspended`, `, state: running`, ActionResume, []string{"job.state"}},
+		{"redeploy", ``, `, savepointRedeployNonce: 2`, ActionSavepointRedeploy, []string{"job.savepointRedeployNonce"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Compare([]*unstructured.Unstructured{fbgd(t, c.base)}, []*unstructured.Unstructured{fbgd(t, c.head)})
+			require.NoError(t, err)
+			require.Len(t, r.Objects, 1)
+			p := r.Objects[0].Deployment
+			require.NotNil(t, p)
+			assert.Equal(t, c.want, p.Action)
+			assert.Equal(t, c.fields, p.Fields)
+			assert.Equal(t, descriptions[c.want], p.Description)
+		})
+	}
+}
+
+func TestAddedAndRemovedDeployments(t *testing.T) {
+	r, err := Compare(nil, []*unstructured.Unstructured{fbgd(t, "")})
+	require.NoError(t, err)
+	assert.Equal(t, Added, r.Objects[0].Change)
+	assert.Equal(t, "first deployment", r.Objects[0].Deployment.Description)
+	r, err = Compare([]*unstructured.Unstructured{fbgd(t, "")}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ActionDelete, r.Objects[0].Deployment.Action)
+	assert.Equal(t, Summary{Removed: 1}, r.Summary)
+}
+
+func TestUnchangedObjectsAreLeftOut(t *testing.T) {
+	r, err := Compare([]*unstructured.Unstructured{fbgd(t, "")}, []*unstructured.Unstructured{fbgd(t, "")})
+	require.NoError(t, err)
+	assert.False(t, r.HasChanges())
+	assert.NotNil(t, r.Objects, "JSON shows [] rather than null")
+}
+
+func TestDuplicateObjectIsAnError(t *testing.T) {
+	_, err := Compare(nil, []*unstructured.Unstructured{fbgd(t, ""), fbgd(t, "")})
+	assert.ErrorContains(t, err, "appears twice")
+}
+
+const secretYAML = `
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+  annotations: {kubectl.kubernetes.io/last-applied-configuration: '{"data":{"password":"%s"}}'}
+data: {user: dXNlcg==, password: %s}
+stringData: {token: %s}
+`
+
+func secret(t *testing.T, password, token string) *unstructured.Unstructured {
+	return obj(t, strings.NewReplacer("%s", password).Replace(strings.Replace(secretYAML, "token: %s", "token: "+token, 1)))
+}
+
+func TestSecretValuesNeverShow(t *testing.T) {
+	base := secret(t, "b2xkLXBhc3N3b3Jk", "old-token")
+	head := secret(t, "bmV3LXBhc3N3b3Jk", "new-token")
+	r, err := Compare([]*unstructured.Unstructured{base}, []*unstructured.Unstructured{head})
+	require.NoError(t, err)
+	require.Len(t, r.Objects, 1)
+	d := r.Objects[0].Diff
+	assert.Contains(t, d, "+  password: '*** (changed)'")
+	assert.Contains(t, d, "+  token: '*** (changed)'")
+	assert.NotContains(t, d, "user: '*** (changed)'")
+	var out bytes.Buffer
+	require.NoError(t, WriteText(&out, r, true))
+	require.NoError(t, WriteMarkdown(&out, r))
+	require.NoError(t, WriteJSON(&out, r))
+	for _, v := range []string{"b2xkLXBhc3N3b3Jk", "bmV3LXBhc3N3b3Jk", "old-token", "new-token", "dXNlcg=="} {
+		assert.NotContains(t, out.String(), v)
+	}
+}
+
+func TestMaskLeavesOtherKindsAlone(t *testing.T) {
+	u := fbgd(t, "")
+	assert.Same(t, u, Mask(u))
+	m := Mask(secret(t, "c2VjcmV0", "tok"))
+	assert.Equal(t, map[string]any{"user": "***", "password": "***"}, m.Object["data"])
+}
+
+func TestTextColourOnlyWhenAsked(t *testing.T) {
+	r, err := Compare([]*unstructured.Unstructured{fbgd(t, "")}, []*unstructured.Unstructured{fbgd(t, ", state: suspended")})
+	require.NoError(t, err)
+	var plain, coloured bytes.Buffer
+	require.NoError(t, WriteText(&plain, r, false))
+	require.NoError(t, WriteText(&coloured, r, true))
+	assert.NotContains(t, plain.String(), "\x1b[")
+	assert.Contains(t, coloured.String(), ansiGreen+"+        state: suspended"+ansiReset)
+	assert.Contains(t, plain.String(), "→ suspend (job.state)")
+}
+
+func TestJSONSchemaIsStable(t *testing.T) {
+	r, err := Compare(nil, []*unstructured.Unstructured{fbgd(t, "")})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, WriteJSON(&out, r))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &m))
+	assert.Equal(t, SchemaVersion, m["schemaVersion"])
+	o := m["objects"].([]any)[0].(map[string]any)
+	assert.Equal(t, "first-deployment", o["deployment"].(map[string]any)["action"])
+	assert.Equal(t, "added", o["change"])
+}
+
+func TestCodeFenceOutgrowsBackticks(t *testing.T) {
+	assert.Equal(t, "```", codeFence("a"))
+	assert.Equal(t, "`````", codeFence("x ```` y"))
+}

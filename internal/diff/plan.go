@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package diff
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+)
+
+// Action is what the controller does with a FlinkBlueGreenDeployment change.
+type Action string
+
+// Actions, named for the JSON output.
+const (
+	ActionFirstDeployment     Action = "first-deployment"
+	ActionTransitionSavepoint Action = "transition-savepoint"
+	ActionTransitionStateless Action = "transition-stateless"
+	ActionPatch               Action = "patch"
+	ActionSuspend             Action = "suspend"
+	ActionResume              Action = "resume"
+	ActionSavepointRedeploy   Action = "savepoint-redeploy"
+	ActionNothing             Action = "nothing"
+	ActionDelete              Action = "delete"
+)
+
+var descriptions = map[Action]string{
+	ActionFirstDeployment:     "first deployment",
+	ActionTransitionSavepoint: "blue/green transition with savepoint",
+	ActionTransitionStateless: "blue/green transition (stateless, no savepoint)",
+	ActionPatch:               "in-place patch of the running job",
+	ActionSuspend:             "suspend",
+	ActionResume:              "resume",
+	ActionSavepointRedeploy:   "savepoint redeploy",
+	ActionNothing:             "nothing for the job",
+	ActionDelete:              "deletion of the job and its FlinkDeployments",
+}
+
+// Plan is what the controller will do with one FlinkBlueGreenDeployment.
+type Plan struct {
+	Action      Action `json:"action"`
+	Description string `json:"description"`
+	// Classification is bluegreen.Classify's type (empty for added and
+	// removed objects).
+	Classification string `json:"classification,omitempty"`
+	// Fields caused the action, as bluegreen.Classify names them.
+	Fields []string `json:"fields,omitempty"`
+}
+
+func newPlan(a Action, d *bluegreen.Diff) *Plan {
+	p := &Plan{Action: a, Description: descriptions[a]}
+	if d != nil {
+		p.Classification = string(d.Type)
+		p.Fields = d.Fields
+	}
+	return p
+}
+
+// isFBGD reports whether u is a FlinkBlueGreenDeployment of our group.
+func isFBGD(u *unstructured.Unstructured) bool {
+	gvk := u.GroupVersionKind()
+	return gvk.Group == v1alpha1.GroupVersion.Group && gvk.Kind == v1alpha1.FlinkBlueGreenDeploymentKind
+}
+
+// plan classifies a FlinkBlueGreenDeployment change; base or head is nil
+// for an added or removed object.
+func plan(base, head *unstructured.Unstructured) (*Plan, error) {
+	switch {
+	case base == nil:
+		return newPlan(ActionFirstDeployment, nil), nil
+	case head == nil:
+		return newPlan(ActionDelete, nil), nil
+	}
+	old, err := fbgdSpec(base)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := fbgdSpec(head)
+	if err != nil {
+		return nil, err
+	}
+	d := bluegreen.Classify(old, cur)
+	return newPlan(action(d.Type, cur), &d), nil
+}
+
+// action maps a classification to an action; a transition takes a
+// savepoint unless the new spec's upgrade mode is stateless, as the
+// controller decides.
+func action(t bluegreen.DiffType, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) Action {
+	switch t {
+	case bluegreen.DiffTransition:
+		if statefulUpgrade(spec) {
+			return ActionTransitionSavepoint
+		}
+		return ActionTransitionStateless
+	case bluegreen.DiffPatchChild:
+		return ActionPatch
+	case bluegreen.DiffSuspend:
+		return ActionSuspend
+	case bluegreen.DiffResume:
+		return ActionResume
+	case bluegreen.DiffSavepointRedeploy:
+		return ActionSavepointRedeploy
+	}
+	return ActionNothing
+}
+
+func statefulUpgrade(spec *v1alpha1.FlinkBlueGreenDeploymentSpec) bool {
+	job := spec.Template.Spec.Job
+	if job == nil {
+		return false
+	}
+	return job.UpgradeMode == v1alpha1.UpgradeModeSavepoint || job.UpgradeMode == v1alpha1.UpgradeModeLastState
+}
+
+func fbgdSpec(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeploymentSpec, error) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
+		return nil, fmt.Errorf("%s %s: not a valid FlinkBlueGreenDeployment: %w", u.GetKind(), u.GetName(), err)
+	}
+	return &p.Spec, nil
+}
