@@ -232,3 +232,7 @@ func annotate(t *testing.T, ns, name, key string) {
 	p.Annotations[key] = time.Now().Format(time.RFC3339Nano)
 	require.NoError(t, env.Client.Patch(context.Background(), p, patch))
 }
+
+func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
+	return unstructured.NestedString(obj, path...)
+}
