@@ -37,6 +37,8 @@ type standing struct {
 	// failed: settled in a failure; message says why.
 	failed  bool
 	message string
+	// active: a colour is active (ACTIVE_BLUE or ACTIVE_GREEN).
+	active bool
 }
 
 var gitRepositoryKind = &kind{
@@ -92,18 +94,18 @@ func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
-	if s := apimeta.FindStatusCondition(st.Conditions, v1alpha1.StalledCondition); s != nil && s.Status == "True" {
-		return standing{line: line, settled: true, failed: true, message: s.Reason + ": " + s.Message}
-	}
 	active := st.BlueGreenState == v1alpha1.ActiveBlue || st.BlueGreenState == v1alpha1.ActiveGreen
+	if s := apimeta.FindStatusCondition(st.Conditions, v1alpha1.StalledCondition); s != nil && s.Status == "True" {
+		return standing{line: line, settled: true, failed: true, message: s.Reason + ": " + s.Message, active: active}
+	}
 	current := st.ObservedGeneration >= p.Generation
 	if !active || !current || st.JobStatus.State == v1alpha1.JobReconciling {
 		return standing{line: line}
 	}
 	if st.JobStatus.State == v1alpha1.JobFailing {
-		return standing{line: line, settled: true, failed: true, message: orNone(st.Error)}
+		return standing{line: line, settled: true, failed: true, message: orNone(st.Error), active: true}
 	}
-	return standing{line: line, settled: true}
+	return standing{line: line, settled: true, active: true}
 }
 
 func orNone(s string) string {

@@ -38,6 +38,10 @@ type request struct {
 	// acked reports whether the object's status acknowledges token; nil
 	// when there is nothing to wait for.
 	acked func(obj client.Object, token string) bool
+	// failureIsOutcome: the request itself ends the rollout in a failure
+	// (abort keeps the old colour and reports the transition as failed), so
+	// an active colour is success.
+	failureIsOutcome bool
 }
 
 // newRequestCommand returns `bg-gitops VERB` with one subcommand per kind.
@@ -86,7 +90,8 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 		fmt.Fprintf(out, "%s %s: %s requested\n", r.kind.short, key, r.verb)
 		return nil
 	}
-	w := &waiter{client: c, key: key, kind: r.kind, token: token, acked: r.acked, out: out, progress: isTerminal(out)}
+	w := &waiter{client: c, key: key, kind: r.kind, token: token, acked: r.acked, out: out, progress: isTerminal(out),
+		failureIsOutcome: r.failureIsOutcome}
 	return w.wait(ctx, f.timeout)
 }
 
@@ -128,14 +133,15 @@ func newRequestCommands() []*cobra.Command {
 		annotations: func(token string) map[string]*string {
 			return map[string]*string{v1alpha1.SuspendAnnotation: nil, v1alpha1.ReconcileRequestedAtAnnotation: &token}
 		}, acked: gitRepositoryAcked}
+	abort := fbgdRequest("abort", "Abort the transition in progress", v1alpha1.AbortRequestedAtAnnotation)
+	abort.failureIsOutcome = true
 	return []*cobra.Command{
 		newRequestCommand("reconcile", "Ask the controller to reconcile an object now", reconcile),
 		newRequestCommand("suspend", "Suspend an object", suspend),
 		newRequestCommand("resume", "Resume a suspended object", resume),
 		newRequestCommand("promote", "Cut over to the new colour of a transition in promotion mode Manual",
 			fbgdRequest("promote", "Cut over to the new colour", v1alpha1.PromoteRequestedAtAnnotation)),
-		newRequestCommand("abort", "Abort the transition in progress and keep the old colour",
-			fbgdRequest("abort", "Abort the transition in progress", v1alpha1.AbortRequestedAtAnnotation)),
+		newRequestCommand("abort", "Abort the transition in progress and keep the old colour", abort),
 		newRequestCommand("retry", "Retry the spec whose transition aborted or failed",
 			fbgdRequest("retry", "Retry the aborted or failed spec", v1alpha1.RetryRequestedAtAnnotation)),
 	}

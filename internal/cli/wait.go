@@ -32,6 +32,8 @@ type waiter struct {
 	// progress prints a line whenever the standing changes (on a terminal).
 	progress bool
 	last     string
+	// failureIsOutcome accepts a failure with an active colour.
+	failureIsOutcome bool
 }
 
 // exitFailed is the exit code of a request whose object settled in a
@@ -83,7 +85,7 @@ func (w *waiter) finish(s standing) error {
 	if !w.progress || s.line != w.last {
 		fmt.Fprintln(w.out, s.line)
 	}
-	if s.failed {
+	if s.failed && !(w.failureIsOutcome && s.active) {
 		return &exitError{code: exitFailed, err: errors.New(s.message)}
 	}
 	return nil

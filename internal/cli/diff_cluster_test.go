@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/diff"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/render"
+)
+
+func clusterDiff(t *testing.T, r *prRepo, kubeconfig string) (int, *diff.Report) {
+	t.Helper()
+	res := runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", prPath, "--cluster", "--kubeconfig", kubeconfig, "--format", "json")
+	require.Contains(t, []int{0, 1}, res.code, res.stderr)
+	rep := &diff.Report{}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), rep))
+	assertNoSecret(t, res.stdout)
+	return res.code, rep
+}
+
+func changes(rep *diff.Report) map[string]diff.Change {
+	m := map[string]diff.Change{}
+	for _, o := range rep.Objects {
+		m[o.ID()] = o.Change
+	}
+	return m
+}
+
+// TestDiffClusterShowsDrift: --cluster compares the head with what a
+// server-side apply would make of the live objects, so a fresh cluster
+// shows everything added, an applied one nothing, and a hand edit shows.
+func TestDiffClusterShowsDrift(t *testing.T) {
+	env := cluster(t)
+	ctx := context.Background()
+	r := newPRRepo(t)
+
+	code, rep := clusterDiff(t, r, env.Kubeconfig)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "cluster", rep.Base.Ref)
+	assert.Equal(t, map[string]diff.Change{
+		"Namespace flink-production": diff.Added, "ConfigMap flink-production/state-machine-config": diff.Added,
+		"Secret flink-production/state-machine-kafka":             diff.Added,
+		"FlinkBlueGreenDeployment flink-production/state-machine": diff.Added,
+	}, changes(rep))
+
+	objs, _, err := render.BuildRef(r.dir, "main", prPath, render.Options{Revision: "main@sha1:1", Source: "x/y"})
+	require.NoError(t, err)
+	for _, u := range objs {
+		require.NoError(t, env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
+			client.ForceOwnership, client.FieldOwner(apply.FieldManager)), u.GetName())
+	}
+	code, rep = clusterDiff(t, r, env.Kubeconfig)
+	assert.Equal(t, 0, code, "applied objects, status and stamps do not count: %+v", rep.Objects)
+
+	cm := &corev1.ConfigMap{}
+	key := types.NamespacedName{Namespace: "flink-production", Name: "state-machine-config"}
+	require.NoError(t, env.Client.Get(ctx, key, cm))
+	cm.Data["ALERT_THRESHOLD"] = "5"
+	require.NoError(t, env.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit")))
+	p := getFBGD(t, env, "flink-production", "state-machine")
+	p.Spec.Template.Spec.Image = "flink:hand-edited"
+	require.NoError(t, env.Client.Update(ctx, p, client.FieldOwner("kubectl-edit")))
+
+	code, rep = clusterDiff(t, r, env.Kubeconfig)
+	assert.Equal(t, 1, code)
+	require.Len(t, rep.Objects, 2, "%+v", rep.Objects)
+	assert.Contains(t, rep.Objects[0].Diff, "-  ALERT_THRESHOLD: \"5\"\n+  ALERT_THRESHOLD: \"100\"")
+	assert.Equal(t, v1alpha1.FlinkBlueGreenDeploymentKind, rep.Objects[1].Kind)
+	assert.Equal(t, diff.ActionTransitionSavepoint, rep.Objects[1].Deployment.Action, "undoing the hand edit is a transition")
+	assert.Equal(t, []string{"image"}, rep.Objects[1].Deployment.Fields)
+}

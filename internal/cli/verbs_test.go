@@ -1,0 +1,208 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/testenv"
+)
+
+const manualFBGD = `
+apiVersion: bggitops.dev/v1alpha1
+kind: FlinkBlueGreenDeployment
+metadata:
+  name: job
+  annotations: {bggitops.dev/revision: "main@sha1:0000000000000000000000000000000000000001"}
+spec:
+  configuration:
+    kubernetes.operator.bluegreen.abort.grace-period: "4s"
+    kubernetes.operator.bluegreen.reconciliation.reschedule-interval: "200ms"
+  promotion: {mode: Manual}
+  template:
+    spec:
+      image: flink:1.20.0
+      flinkVersion: v1_20
+      flinkConfiguration: {state.savepoints.dir: "file:///flink-sp"}
+      jobManager: {resource: {memory: 1024m, cpu: 1}}
+      taskManager: {resource: {memory: 1024m, cpu: 1}}
+      job: {jarURI: "local:///opt/flink/job.jar", upgradeMode: savepoint, parallelism: 2}
+`
+
+// lastLine is the final line --wait prints.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// newImage starts a transition to image at revision rev and waits until
+// the new colour runs beside the old one (promotion mode Manual).
+func newImage(t *testing.T, env *testenv.Env, ns, image, rev, newChild string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		p := getFBGD(t, env, ns, "job")
+		p.Spec.Template.Spec.Image = image
+		p.Annotations[v1alpha1.RevisionAnnotation] = rev
+		return env.Client.Update(context.Background(), p) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	eventually(t, newChild+" ready beside the old colour", func() bool {
+		c, ok := flinkChild(env, ns, newChild)
+		return ok && nestedString(c, "status", "jobStatus", "state") == "RUNNING"
+	})
+}
+
+func TestPromoteAndAbortWait(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
+	p.Namespace = ns
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, "ACTIVE_BLUE", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
+
+	rev2 := "main@sha1:0000000000000000000000000000000000000002"
+	newImage(t, env, ns, "flink:1.20.1", rev2, "job-green")
+	assert.Equal(t, v1alpha1.TransitioningToGreen, getFBGD(t, env, ns, "job").Status.BlueGreenState, "waits for promote")
+
+	res := runCLI(t, append([]string{"promote", "fbgd", "job", "--wait", "--timeout", "40s"}, kc...)...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Equal(t, "fbgd "+ns+"/job: ACTIVE_GREEN, job RUNNING, revision "+rev2, lastLine(res.stdout))
+	p = getFBGD(t, env, ns, "job")
+	assert.Equal(t, p.Annotations[v1alpha1.PromoteRequestedAtAnnotation], p.Status.LastHandledPromoteAt)
+	assert.NotNil(t, p.Status.Savepoint, "promoted green started from a savepoint of blue")
+
+	newImage(t, env, ns, "flink:1.20.2", "main@sha1:0000000000000000000000000000000000000003", "job-blue")
+	res = runCLI(t, append([]string{"abort", "flinkbluegreendeployment", "job", "--wait", "--timeout", "40s"}, kc...)...)
+	require.Equal(t, 0, res.code, "an abort that keeps the old colour succeeded; stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, lastLine(res.stdout), "fbgd "+ns+"/job: ACTIVE_GREEN")
+	assert.Contains(t, lastLine(res.stdout), "revision "+rev2, "the old colour stays")
+	blue, _ := flinkChild(env, ns, "job-blue")
+	assert.Equal(t, "suspended", nestedString(blue, "spec", "job", "state"))
+}
+
+func TestRequestWithoutWaitAndUnknownObject(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	res := runCLI(t, "retry", "fbgd", "nope", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, "fbgd "+ns+"/nope not found")
+	res = runCLI(t, "reconcile", "bggr", "nope", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, "gitrepository "+ns+"/nope not found")
+	res = runCLI(t, "promote", "fbgd", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, 2, res.code, "NAME is required")
+}
+
+// gitRepo is a repository with one ConfigMap under app/.
+func gitRepo(t *testing.T, value string) *prRepo {
+	t.Helper()
+	r := &prRepo{dir: t.TempDir(), t: t}
+	r.git("init", "-q", "-b", "main")
+	r.write("app/kustomization.yaml", "resources: [configmap.yaml]\n")
+	setValue(r, value)
+	return r
+}
+
+func setValue(r *prRepo, value string) string {
+	r.write("app/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: "+value+"}\n")
+	return r.commit("value " + value)
+}
+
+func configValue(t *testing.T, env *testenv.Env, ns string) string {
+	cm := &corev1.ConfigMap{}
+	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "settings"}, cm); err != nil {
+		return ""
+	}
+	return cm.Data["value"]
+}
+
+func TestGitRepositoryVerbs(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	r := gitRepo(t, "one")
+	gr := &v1alpha1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.GitRepositorySpec{URL: "file://" + r.dir, Path: "./app", TargetNamespace: ns,
+			Interval: &metav1.Duration{Duration: time.Hour}},
+	}
+	require.NoError(t, env.Client.Create(context.Background(), gr))
+	eventually(t, "first apply", func() bool { return configValue(t, env, ns) == "one" })
+	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
+
+	sha := setValue(r, "two")
+	res := runCLI(t, append([]string{"reconcile", "gitrepository", "app", "--wait", "--timeout", "30s"}, kc...)...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Equal(t, "gitrepository "+ns+"/app: Ready, revision main@sha1:"+sha, lastLine(res.stdout))
+	assert.Equal(t, "two", configValue(t, env, ns), "the reconcile applied the new commit before --wait returned")
+
+	res = runCLI(t, append([]string{"suspend", "gitrepository", "app"}, kc...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	gr = &v1alpha1.GitRepository{}
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
+	assert.Equal(t, "true", gr.Annotations[v1alpha1.SuspendAnnotation])
+	sha = setValue(r, "three")
+	res = runCLI(t, append([]string{"reconcile", "bggr", "app"}, kc...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	time.Sleep(time.Second)
+	assert.Equal(t, "two", configValue(t, env, ns), "a suspended GitRepository applies nothing")
+
+	res = runCLI(t, append([]string{"resume", "gitrepository", "app", "--wait", "--timeout", "30s"}, kc...)...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Equal(t, "gitrepository "+ns+"/app: Ready, revision main@sha1:"+sha, lastLine(res.stdout))
+	assert.Equal(t, "three", configValue(t, env, ns))
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
+	assert.NotContains(t, gr.Annotations, v1alpha1.SuspendAnnotation)
+
+	r.write("app/kustomization.yaml", "resources: [configmap.yaml, missing.yaml]\n")
+	r.commit("broken")
+	res = runCLI(t, append([]string{"reconcile", "gitrepository", "app", "--wait", "--timeout", "30s"}, kc...)...)
+	assert.Equal(t, exitFailed, res.code, "stdout: %s", res.stdout)
+	assert.Contains(t, lastLine(res.stdout), "gitrepository "+ns+"/app: not ready")
+	assert.Contains(t, res.stderr, "missing.yaml")
+}
+
+func TestRetryWaitReportsFailure(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
+	p.Namespace = ns
+	p.Spec.Promotion = nil
+	p.Spec.Configuration[v1alpha1.SavepointTimeoutKey] = "3s"
+	require.NoError(t, p.Spec.Template.Spec.FlinkConfiguration.UnmarshalJSON(
+		[]byte(`{"state.savepoints.dir": "file:///flink-sp", "bggitops.dev/simulate-savepoint": "fail"}`)))
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, "ACTIVE_BLUE", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	require.Eventually(t, func() bool {
+		p := getFBGD(t, env, ns, "job")
+		p.Spec.Template.Spec.Image = "flink:1.20.1"
+		return env.Client.Update(context.Background(), p) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	eventually(t, "savepoint failure", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
+
+	res := runCLI(t, "retry", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
+	assert.Equal(t, exitFailed, res.code, "stdout: %s", res.stdout)
+	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
+	assert.Contains(t, res.stderr, "avepoint")
+	p = getFBGD(t, env, ns, "job")
+	assert.Equal(t, p.Annotations[v1alpha1.RetryRequestedAtAnnotation], p.Status.LastHandledRetryAt, "the retry was handled")
+
+	res = runCLI(t, "promote", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "1s")
+	assert.Equal(t, exitFailed, res.code)
+}
