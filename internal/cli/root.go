@@ -53,7 +53,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
 	root.AddCommand(newRequestCommands()...)
-	root.AddCommand(newDevCommand())
 	return root
 }
 
