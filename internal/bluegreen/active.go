@@ -171,6 +171,9 @@ func (d *decider) startTransition(x Color, a *Child, diff Diff) {
 // (stale or empty) state instead of the fresh savepoint (upstream PR #1059).
 func (d *decider) removeLeftover(b *Child) {
 	d.st.TargetRevision = d.revision()
+	// The new transition has begun: the abort that left b behind belongs
+	// to the previous revision and must not be reported for this one.
+	d.setJob(v1alpha1.JobReconciling, "")
 	if !b.Deleting {
 		d.deleteChild(b.Color)
 	}

@@ -260,6 +260,11 @@ func TestFailureDuringTransitionAborts(t *testing.T) {
 			if !w.children[Green].Deleting {
 				w.fatalf("the leftover green must be deleted before the new transition")
 			}
+			// The new revision has not failed: the abort of r2 is not its outcome.
+			w.expectState(sActiveBlue, jReconciling)
+			if w.status().Error != "" || w.status().TargetRevision != "main@sha1:r3" {
+				w.fatalf("while the leftover is deleted: error %q target %q", w.status().Error, w.status().TargetRevision)
+			}
 			w.gone()
 			w.step()
 			if mode != v1alpha1.UpgradeModeStateless {
