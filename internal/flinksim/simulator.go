@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,12 @@ func savepointPath(fd *unstructured.Unstructured, jobID string) string {
 	return fmt.Sprintf("%s/savepoint-%s-%s", normalizeDir(dir), jobID[:6], newID()[:12])
 }
 
+// normalizeDir spells a local directory as Flink reports it (file:/path);
+// object-store directories (s3://, gs://, hdfs://) are kept as they are.
 func normalizeDir(dir string) string {
+	if strings.Contains(dir, "://") && !strings.HasPrefix(dir, "file:") {
+		return strings.TrimRight(dir, "/")
+	}
 	return "file:" + normalizePath(dir)
 }
 
