@@ -9,6 +9,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,7 +89,42 @@ func newNamespace(t *testing.T) string {
 // the returned stop function is called (or the test ends).
 func startController(t *testing.T, ns string) (stop func()) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	return startControllerWith(t, ns, env.Config)
+}
+
+// writeCounter counts the write requests a client sends (dry-runs excluded).
+type writeCounter struct {
+	next   http.RoundTripper
+	writes atomic.Int64
+	last   atomic.Value
+}
+
+func (w *writeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if !strings.Contains(r.URL.RawQuery, "dryRun=All") && !strings.Contains(r.URL.Path, "/leases/") {
+			w.writes.Add(1)
+			w.last.Store(r.Method + " " + r.URL.Path)
+		}
+	}
+	return w.next.RoundTrip(r)
+}
+
+// startCountingController is startController with the controller's write
+// requests counted.
+func startCountingController(t *testing.T, ns string) *writeCounter {
+	t.Helper()
+	wc := &writeCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { wc.next = rt; return wc })
+	startControllerWith(t, ns, cfg)
+	return wc
+}
+
+func startControllerWith(t *testing.T, ns string, cfg *rest.Config) (stop func()) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 	})
