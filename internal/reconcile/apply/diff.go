@@ -53,6 +53,14 @@ func dryRun(ctx context.Context, c client.Client, it *item, lv live) (*plan, err
 	if lv.err != nil {
 		return nil, &ObjectError{ID: it.id, Err: fmt.Errorf("read: %w", apiError(it.obj, lv.err))}
 	}
+	if lv.obj != nil && lv.obj.GetResourceVersion() != dry.GetResourceVersion() {
+		// The object changed between the read and the dry-run (another
+		// writer, or our own annotation request): compare with its
+		// current state, or a change we did not make looks like drift.
+		if cur, err := getLive(ctx, c, lv.obj); err == nil {
+			lv.obj = cur
+		}
+	}
 	p := &plan{item: it, live: lv.obj, action: ActionUnchanged}
 	switch {
 	case lv.obj == nil:
@@ -107,4 +115,11 @@ func apiError(obj *unstructured.Unstructured, err error) error {
 		msgs = append(msgs, m)
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	cur := &unstructured.Unstructured{}
+	cur.SetGroupVersionKind(obj.GroupVersionKind())
+	err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	return cur, err
 }
