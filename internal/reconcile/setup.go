@@ -94,7 +94,12 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusRepo
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(o.controller())
 	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
-		b = b.Owns(newUnstructured(flinkDeploymentGVK)).Owns(newUnstructured(flinkStateSnapshotGVK))
+		// Children carry a non-controller ownerReference (ownerRef), and
+		// Owns matches only controller owners unless told otherwise: without
+		// MatchEveryOwner a child's status change would wait for the
+		// reschedule interval instead of waking the parent.
+		b = b.Owns(newUnstructured(flinkDeploymentGVK), builder.MatchEveryOwner).
+			Owns(newUnstructured(flinkStateSnapshotGVK), builder.MatchEveryOwner)
 	} else {
 		mgr.GetLogger().Info("Flink CRDs not installed: FlinkBlueGreenDeployments are reported Stalled and polled every minute")
 	}
