@@ -26,6 +26,9 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	gr, rev := run.gr, run.fetched.Revision
 	objs, err := r.Renderer.Render(gr, run.fetched.Dir, rev)
 	if err != nil {
+		// The sync status follows LastAttemptedRevision: without this the
+		// failure would be posted to the previous, good commit.
+		gr.Status.LastAttemptedRevision = rev
 		return r.fail(run, v1alpha1.BuildFailedCondition, "BuildFailed", revisionError{fmt.Errorf("kustomize build failed: %w", err)})
 	}
 	clearCondition(&gr.Status.Conditions, v1alpha1.BuildFailedCondition)
