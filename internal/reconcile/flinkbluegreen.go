@@ -30,9 +30,15 @@ import (
 // bluegreen.Decide: it observes the children, the savepoint and the rollout
 // window, asks for a decision, executes its actions and writes the status.
 type FlinkBlueGreenReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Now      func() time.Time
+	Client client.Client
+	// APIReader reads the parent from the API server rather than the
+	// cache (Client when nil). A child's event can start a reconcile
+	// before the cache has seen the previous reconcile's status write;
+	// deciding on that stale status repeats the last decision (an abort
+	// twice, its failure commit status posted twice).
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Now       func() time.Time
 	// Commit writes rollout commit statuses; nil disables them.
 	Commit *CommitStatusReporter
 }
@@ -40,7 +46,11 @@ type FlinkBlueGreenReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	if err := r.Client.Get(ctx, req.NamespacedName, p); err != nil {
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	if err := reader.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {

@@ -88,7 +88,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 }
 
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusReporter) error {
-	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter}
+	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
