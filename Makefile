@@ -74,8 +74,8 @@ bench: tools ## Run benchmarks and write bench/results.md.
 	hack/bench.sh
 
 .PHONY: demo
-demo: tools build ## Run the local demo environment.
-	$(BIN)/bg-gitops dev
+demo: tools build ## Run the local demo: the story from git push to commit status, then keep running (Ctrl-C stops it).
+	$(BIN)/bg-gitops dev --scenario
 
 .PHONY: help
 help:

@@ -36,10 +36,10 @@ const (
 	TimersFile = Overlay + "/demo-timers-patch.yaml"
 )
 
-// timersPatch shortens the FLIP-503 timers of the staging overlay so the
-// story runs in seconds rather than minutes: an aborted rollout waits for
-// the grace period, and a reschedule interval of 1 s keeps every step
-// close to what the simulator reports.
+// timersPatch shortens the abort grace period and the savepoint timeout of
+// the staging overlay, so that the aborted rollout of the story ends in
+// seconds rather than minutes. Everything else reacts to events (webhook,
+// child and snapshot status), so the overlay's other timers stay as they are.
 const timersPatch = `# Added by bg-gitops dev: demo timers, so that a rollout takes seconds.
 apiVersion: bggitops.dev/v1alpha1
 kind: FlinkBlueGreenDeployment
@@ -48,7 +48,6 @@ metadata:
 spec:
   configuration:
     kubernetes.operator.bluegreen.abort.grace-period: "%s"
-    kubernetes.operator.bluegreen.reconciliation.reschedule-interval: "1 s"
     bggitops.dev/savepoint-timeout: "20 s"
 `
 

@@ -318,3 +318,10 @@ func stateOf(c Child) v1alpha1.BlueGreenState {
 	}
 	return v1alpha1.ActiveBlue
 }
+
+// Follow makes Wait report the commit statuses of c: for pushes made
+// outside the four steps (the e2e suite's failure cases).
+func (s *Story) Follow(c Commit) {
+	s.env.Logf("git push: %s %q", c.Short(), c.Message)
+	s.w.follow(c)
+}

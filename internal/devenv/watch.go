@@ -143,8 +143,11 @@ func (w *watcher) diffFBGD(prev, cur *World) {
 			w.logf("%s: %s, job %s", JobName, st.BlueGreenState, orDash(string(st.JobStatus.State)))
 		}
 	}
-	if !Settled(st.BlueGreenState) && st.BlueGreenState != "" && st.BlueGreenState != v1alpha1.InitializingBlue &&
-		w.marks.rolloutStart.IsZero() && !w.commit.Pushed.IsZero() && cur.At.After(w.commit.Pushed) {
+	// The rollout of the watched commit has started once the controller
+	// acts on it: it left ACTIVE_*, or (after an abort) it is deleting the
+	// leftover colour first.
+	if w.marks.rolloutStart.IsZero() && w.commit.Revision != "" && st.TargetRevision == w.commit.Revision &&
+		(!Settled(st.BlueGreenState) || st.JobStatus.State == v1alpha1.JobReconciling) {
 		w.marks.rolloutStart = cur.At
 	}
 	if sp := st.Savepoint; sp != nil {

@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package e2e runs the demo story and its failure cases end to end: a real
+// kube-apiserver + etcd, a real Gitea delivering push webhooks and storing
+// commit statuses, the Flink operator simulator and the bg-gitops
+// controllers, all started by internal/devenv exactly as `bg-gitops dev`
+// starts them. The tests assert the state of the world after each step.
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"bggitops.dev/bg-gitops/internal/devenv"
+	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+)
+
+var (
+	env        *devenv.Env
+	story      *devenv.Story
+	skipReason string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	if reason := missingBinaries(); reason != "" {
+		if os.Getenv("CI") != "" {
+			fmt.Fprintln(os.Stderr, reason)
+			return 1
+		}
+		skipReason = reason
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The timeline goes to stdout: go test shows it with -v or when the
+	// package fails.
+	var err error
+	env, err = devenv.Start(ctx, devenv.Options{Out: os.Stdout})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start the local environment:", err)
+		return 1
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop:", err)
+		}
+	}()
+	story = env.NewStory()
+	return m.Run()
+}
+
+// missingBinaries says why the suite cannot run here (no `make tools`).
+func missingBinaries() string {
+	if _, err := testenv.BinDir(); err != nil {
+		return err.Error()
+	}
+	if _, err := gitea.LocateBinary(""); errors.Is(err, gitea.ErrBinaryMissing) {
+		return err.Error()
+	}
+	return ""
+}
+
+func setup(t *testing.T) {
+	t.Helper()
+	if env == nil {
+		t.Skip(skipReason)
+	}
+}
