@@ -120,10 +120,11 @@ func printLookAround(out io.Writer, env *devenv.Env) {
   commits     %[6]s/%[9]s/commits/branch/main   (each with its sync and rollout statuses)
   logs        %[1]s/controller.log, %[1]s/gitea/gitea.log
 
-  push a change yourself:
-    git clone %[10]s /tmp/fraud-detection && cd /tmp/fraud-detection
-    sed -i 's/parallelism: 1/parallelism: 2/' %[11]s
-    git -c user.name=you -c user.email=you@example.invalid commit -am "staging: parallelism 2" && git push
+  push a change yourself (a blue/green rollout from a savepoint, statuses on the commit):
+    git clone %[10]s /tmp/fraud-detection
+    sed -i 's/parallelism: 1/parallelism: 2/' /tmp/fraud-detection/%[11]s
+    git -C /tmp/fraud-detection -c user.name=you -c user.email=you@example.invalid commit -qam "staging: parallelism 2"
+    git -C /tmp/fraud-detection push
     %[3]s get fbgd -n %[4]s -w
 `, env.Dir, env.Kube.Kubeconfig, kubectl, devenv.JobNamespace, devenv.JobName,
 		g.URL, g.AdminUser, g.AdminPassword, g.Repository(devenv.RepoName), g.AuthCloneURL(devenv.RepoName), devenv.PatchFile)
