@@ -30,10 +30,14 @@ import (
 
 // GitRepositoryReconciler fetches, renders and applies one GitRepository.
 type GitRepositoryReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Applier  *apply.Applier
-	Renderer *Renderer
+	Client client.Client
+	// APIReader reads the GitRepository from the API server rather than the
+	// cache (Client when nil): a reconcile that starts before the cache has
+	// seen the previous status write would post commit statuses again.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Applier   *apply.Applier
+	Renderer  *Renderer
 	// CacheDir holds one git checkout per object.
 	CacheDir string
 	// Commit writes sync commit statuses; nil disables them.
@@ -58,7 +62,11 @@ type step func(ctx context.Context, run *gitRun) error
 // Reconcile implements reconcile.Reconciler.
 func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	gr := &v1alpha1.GitRepository{}
-	if err := r.Client.Get(ctx, req.NamespacedName, gr); err != nil {
+	var reader client.Reader = r.Client
+	if r.APIReader != nil {
+		reader = r.APIReader
+	}
+	if err := reader.Get(ctx, req.NamespacedName, gr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 		}

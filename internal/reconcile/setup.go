@@ -76,7 +76,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 
 func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	r := &GitRepositoryReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{AllowRemoteBases: o.AllowRemoteBases, Mapper: mgr.GetRESTMapper()},
 		CacheDir: o.CacheDir, Commit: reporter,
 	}
