@@ -28,6 +28,10 @@ import (
 // maxRecords bounds status.commitStatuses.
 const maxRecords = 8
 
+// forgeRetry is how soon a rollout status the forge did not take is tried
+// again (a rate limit says its own time).
+const forgeRetry = 10 * time.Second
+
 // forgeTimeout bounds one round of commit-status calls, so that a slow
 // forge never holds a reconcile worker for long.
 const forgeTimeout = 10 * time.Second
@@ -73,7 +77,7 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 	if errors.As(err, &rl) {
 		return rl.RetryAfter
 	}
-	return 30 * time.Second
+	return forgeRetry
 }
 
 func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, error) {
