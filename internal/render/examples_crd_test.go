@@ -17,7 +17,7 @@ import (
 
 const (
 	ourCRD        = "../../config/crd/bases/bggitops.dev_flinkbluegreendeployments.yaml"
-	flinkCRDs     = "/work/shared/reference/flink-crds/"
+	flinkCRDs     = "../../../shared/reference/flink-crds/" // beside the checkout, when present
 	flinkDeplCRD  = flinkCRDs + "flinkdeployments.flink.apache.org-v1.yml"
 	flinkBlueCRD  = flinkCRDs + "flinkbluegreendeployments.flink.apache.org-v1.yml"
 	flinkAPIGroup = "flink.apache.org/v1beta1"
