@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -92,6 +93,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusRepo
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Watches(&v1alpha1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(deploymentsOfSource),
+			builder.WithPredicates(windowsChanged)).
 		WithOptions(o.controller())
 	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
 		// Children carry a non-controller ownerReference (ownerRef), and
