@@ -9,6 +9,8 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -248,4 +250,32 @@ func TestInvalidScheduleStalls(t *testing.T) {
 	c := f.waitCondition(v1alpha1.StalledCondition, "every tuesday")
 	t.Logf("invalid cron: %s", c.Message)
 	assert.False(t, configMapExists(ns, "a"), "nothing is applied while the schedule is invalid")
+}
+
+// TestWrongForgeTokenIsACondition: commit statuses that the forge refuses
+// show as CommitStatusFailed on the GitRepository, without the token, and
+// do not stop the apply.
+func TestWrongForgeTokenIsACondition(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	forge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"Bad credentials"}`))
+	}))
+	defer forge.Close()
+	const token = "ghp_thisTokenMustNeverShow"
+	require.NoError(t, env.Client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns}, StringData: map[string]string{"token": token}}))
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "github", Address: forge.URL, Repository: "org/flink",
+			SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
+	})
+	f.waitApplied(rev)
+	c := f.waitCondition(v1alpha1.CommitStatusFailedCondition, "")
+	assert.Equal(t, "Unauthorized", c.Reason)
+	assert.NotContains(t, c.Message, token)
+	t.Logf("wrong token: %s", c.Message)
 }
