@@ -22,7 +22,7 @@ import (
 const neverReady = `, "bggitops.dev/simulate-never-ready": "true"`
 
 // deployBlue creates a FlinkBlueGreenDeployment and waits for ACTIVE_BLUE.
-func deployBlue(t *testing.T, ns, name string) (jobID string) {
+func deployBlue(t testing.TB, ns, name string) (jobID string) {
 	t.Helper()
 	require.NoError(t, env.Client.Create(context.Background(), fbgdObject(t, ns, name, 1, "flink:1.20.0", "")))
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, name, v1alpha1.ActiveBlue, v1alpha1.JobRunning))

@@ -74,7 +74,7 @@ func startSimulator(ctx context.Context) (*flinksim.Simulator, error) {
 }
 
 // newNamespace creates a namespace of the test's own.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("t%d-%s", nsN.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
 	if len(name) > 50 {
@@ -87,7 +87,7 @@ func newNamespace(t *testing.T) string {
 
 // startController runs the bg-gitops reconcilers for one namespace until
 // the returned stop function is called (or the test ends).
-func startController(t *testing.T, ns string) (stop func()) {
+func startController(t testing.TB, ns string) (stop func()) {
 	t.Helper()
 	return startControllerWith(t, ns, env.Config)
 }
@@ -113,7 +113,7 @@ func (w *writeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // startCountingController is startController with the controller's write
 // requests counted.
-func startCountingController(t *testing.T, ns string) *writeCounter {
+func startCountingController(t testing.TB, ns string) *writeCounter {
 	t.Helper()
 	wc := &writeCounter{}
 	cfg := rest.CopyConfig(env.Config)
@@ -122,7 +122,7 @@ func startCountingController(t *testing.T, ns string) *writeCounter {
 	return wc
 }
 
-func startControllerWith(t *testing.T, ns string, cfg *rest.Config) (stop func()) {
+func startControllerWith(t testing.TB, ns string, cfg *rest.Config) (stop func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
@@ -144,7 +144,7 @@ func startControllerWith(t *testing.T, ns string, cfg *rest.Config) (stop func()
 	return stop
 }
 
-func getFBGD(t *testing.T, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
+func getFBGD(t testing.TB, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
 	t.Helper()
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p))
@@ -165,7 +165,7 @@ func nested(u *unstructured.Unstructured, path ...string) string {
 
 // eventually polls cond, checking the invariants of every FlinkBlueGreenDeployment
 // in ns at each step.
-func eventually(t *testing.T, ns string, what string, cond func() bool) {
+func eventually(t testing.TB, ns string, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for time.Now().Before(deadline) {
@@ -178,7 +178,7 @@ func eventually(t *testing.T, ns string, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-func state(t *testing.T, ns, name string, bg v1alpha1.BlueGreenState, job v1alpha1.JobState) func() bool {
+func state(t testing.TB, ns, name string, bg v1alpha1.BlueGreenState, job v1alpha1.JobState) func() bool {
 	return func() bool {
 		p := getFBGD(t, ns, name)
 		return p.Status.BlueGreenState == bg && p.Status.JobStatus.State == job
@@ -187,7 +187,7 @@ func state(t *testing.T, ns, name string, bg v1alpha1.BlueGreenState, job v1alph
 
 // checkInvariants: never more than two children, never two of one colour,
 // and the active child of an ACTIVE_* state is never suspended.
-func checkInvariants(t *testing.T, ns string) {
+func checkInvariants(t testing.TB, ns string) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
@@ -236,7 +236,7 @@ spec:
 
 func revision(n int) string { return fmt.Sprintf("main@sha1:%040d", n) }
 
-func fbgdObject(t *testing.T, ns, name string, rev int, image, extraConf string) *v1alpha1.FlinkBlueGreenDeployment {
+func fbgdObject(t testing.TB, ns, name string, rev int, image, extraConf string) *v1alpha1.FlinkBlueGreenDeployment {
 	t.Helper()
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(fmt.Sprintf(fbgdTemplate, name, revision(rev), image, extraConf)), p))
@@ -245,7 +245,7 @@ func fbgdObject(t *testing.T, ns, name string, rev int, image, extraConf string)
 }
 
 // update re-applies the spec and revision of a new commit.
-func update(t *testing.T, ns, name string, rev int, image, extraConf string, mutate ...func(*v1alpha1.FlinkBlueGreenDeployment)) {
+func update(t testing.TB, ns, name string, rev int, image, extraConf string, mutate ...func(*v1alpha1.FlinkBlueGreenDeployment)) {
 	t.Helper()
 	want := fbgdObject(t, ns, name, rev, image, extraConf)
 	for _, m := range mutate {
@@ -259,7 +259,7 @@ func update(t *testing.T, ns, name string, rev int, image, extraConf string, mut
 	}, 5*time.Second, 50*time.Millisecond)
 }
 
-func annotate(t *testing.T, ns, name, key string) {
+func annotate(t testing.TB, ns, name, key string) {
 	t.Helper()
 	p := getFBGD(t, ns, name)
 	patch := client.MergeFrom(p.DeepCopy())

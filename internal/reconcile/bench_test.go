@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// requestCounter counts every request and every write of a client.
+type requestCounter struct {
+	next             http.RoundTripper
+	requests, writes atomic.Int64
+}
+
+func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.Contains(r.URL.RawQuery, "watch=true") {
+		c.requests.Add(1)
+		if r.Method != http.MethodGet && !strings.Contains(r.URL.RawQuery, "dryRun=All") {
+			c.writes.Add(1)
+		}
+	}
+	return c.next.RoundTrip(r)
+}
+
+func countingController(b *testing.B, ns string) *requestCounter {
+	rc := &requestCounter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { rc.next = rt; return rc })
+	startControllerWith(b, ns, cfg)
+	return rc
+}
+
+// BenchmarkTransition: API requests and writes the controller sends for
+// one complete stateful transition (savepoint, new colour, cut-over).
+func BenchmarkTransition(b *testing.B) {
+	t := b
+	ns := newNamespace(t)
+	rc := countingController(b, ns)
+	deployBlue(t, ns, "job")
+	b.ResetTimer()
+	start := rc.requests.Load()
+	startW := rc.writes.Load()
+	for i := 0; i < b.N; i++ {
+		want := v1alpha1.ActiveGreen
+		if i%2 == 1 {
+			want = v1alpha1.ActiveBlue
+		}
+		update(t, ns, "job", i+2, fmt.Sprintf("flink:1.20.%d", i+1), "")
+		eventually(t, ns, string(want), state(t, ns, "job", want, v1alpha1.JobRunning))
+	}
+	b.ReportMetric(float64(rc.requests.Load()-start)/float64(b.N), "requests/transition")
+	b.ReportMetric(float64(rc.writes.Load()-startW)/float64(b.N), "writes/transition")
+}
+
+// BenchmarkIdleDeployments: 200 settled FlinkBlueGreenDeployments; the
+// controller's API requests, writes and CPU per idle minute (measured over
+// a shorter window and scaled).
+func BenchmarkIdleDeployments(b *testing.B) {
+	const n = 200
+	window := 20 * time.Second
+	t := b
+	ns := newNamespace(t)
+	rc := countingController(b, ns)
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		if err := env.Client.Create(ctx, fbgdObject(t, ns, fmt.Sprintf("job-%03d", i), 1, "flink:1.20.0", "")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		eventually(t, ns, "ACTIVE_BLUE", state(t, ns, fmt.Sprintf("job-%03d", i), v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	}
+	time.Sleep(5 * time.Second)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req, wr, cpu := rc.requests.Load(), rc.writes.Load(), cpuSeconds()
+		time.Sleep(window)
+		scale := float64(time.Minute) / float64(window)
+		b.ReportMetric(float64(rc.requests.Load()-req)*scale, "requests/idle-min")
+		b.ReportMetric(float64(rc.writes.Load()-wr)*scale, "writes/idle-min")
+		b.ReportMetric((cpuSeconds()-cpu)*scale, "cpu-s/idle-min")
+	}
+}
+
+// cpuSeconds is this process's user+system CPU time (controller, simulator
+// and test client; the simulator and client are idle too).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
