@@ -70,7 +70,7 @@ fuzz: ## Run each native fuzz target for FUZZTIME (default 10s).
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: bench
-bench: tools ## Run benchmarks and write bench/results.md.
+bench: tools ## Go + scenario benchmarks (~20 min, not part of test/CI): bench/results.md, results.json.
 	hack/bench.sh
 
 .PHONY: demo

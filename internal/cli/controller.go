@@ -40,6 +40,7 @@ type controllerFlags struct {
 	qps                float32
 	burst              int
 	development        bool
+	pprofAddr          string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -69,6 +70,9 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
+	// Profiling for `make bench`; hidden because it is not for production.
+	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address of net/http/pprof; empty disables it")
+	_ = fl.MarkHidden("pprof-bind-address")
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "queries per second to the Kubernetes API server")
 	fl.IntVar(&f.burst, "kube-api-burst", 300, "burst of queries to the Kubernetes API server")
 	return cmd
@@ -88,6 +92,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		Scheme:                        scheme.New(),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.probeAddr,
+		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              "bg-gitops-controller-leader",
 		LeaderElectionNamespace:       f.leaderElectionNS,

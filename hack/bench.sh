@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# make bench: Go benchmarks (benchstat input in bench/go-bench.txt), then the
+# scenario benchmarks of issue 9 (bench/, go test), which write
+# bench/results.md and bench/results.json. Figures only: nothing asserts a
+# timing. Not part of make test or CI.
+#
+# Environment (defaults in brackets):
+#   BENCH_OUT         output directory [bench]
+#   BENCH_COUNT       -count of the Go benchmarks [5]
+#   BENCH_ROUNDS      rounds per latency/creation figure [5]
+#   BENCH_BIG_ROUNDS  creation rounds at N=500 [5]
+#   BENCH_QPS_BIG_ROUNDS  rounds at N=500 with --kube-api-qps raised [3]
+#   BENCH_SHARD_ROUNDS    rounds of the two shards splitting 500 [3]
+#   BENCH_SCALES      N for the creation figures [1,50,500]
+#   BENCH_IDLE        length of the idle window [1m]
+#   BENCH_PHASES      scale,leader-off,qps,shards,takeover,rollout [all]
+#   BENCH_SHARD_N     repositories split over the two shards [500]
+#   BENCH_SKIP_GO     set to skip the Go benchmarks (reuse go-bench.txt)
+#
+# `hack/bench.sh render` only rewrites results.md from results.json and
+# notes.md (the hand-written reading of the figures), running nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+GO=${GO:-go}
+OUT=${BENCH_OUT:-$ROOT/bench}
+if [[ "${1:-}" == render ]]; then
+  BGGITOPS_BENCH_RENDER="$OUT" exec $GO test -count=1 -run '^TestRenderReport$' ./bench
+fi
+mkdir -p "$OUT" "$OUT/profiles"
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/bg-gitops-bench-logs-XXXXXX")
+export BGGITOPS_BIN_DIR=${BGGITOPS_BIN_DIR:-$ROOT/bin}
+
+start=$(date +%s)
+$GO build -o "$ROOT/bin/bg-gitops" ./cmd/bg-gitops
+
+if [[ -z "${BENCH_SKIP_GO:-}" ]]; then
+  echo "== Go benchmarks (-count ${BENCH_COUNT:-5}) → $OUT/go-bench.txt"
+  $GO test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-5}" -timeout 30m \
+    ./internal/source ./internal/render ./internal/reconcile/apply | tee "$OUT/go-bench.txt"
+fi
+
+echo "== scenario benchmarks → $OUT/results.md (controller logs: $LOGS)"
+set +e
+BGGITOPS_BENCH_OUT="$OUT" BENCH_LOG_DIR="$LOGS" \
+  $GO test -count=1 -timeout 60m -run '^TestScenarios$' -v ./bench 2>&1 | tee "$LOGS/scenarios.log"
+status=${PIPESTATUS[0]}
+set -e
+echo "== make bench took $(( $(date +%s) - start ))s; report: $OUT/results.md"
+exit "$status"
