@@ -73,6 +73,7 @@ type Applier struct {
 
 	mu      sync.Mutex
 	clients map[string]client.Client
+	memo    *syncMemo
 }
 
 // NewApplier returns an Applier that talks to the cluster of cfg, as cfg's
@@ -87,7 +88,7 @@ func NewApplier(cfg *rest.Config, scheme *runtime.Scheme) (*Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest mapper: %w", err)
 	}
-	a := &Applier{cfg: cfg, scheme: scheme, mapper: mapper, clients: map[string]client.Client{}}
+	a := &Applier{cfg: cfg, scheme: scheme, mapper: mapper, clients: map[string]client.Client{}, memo: newSyncMemo()}
 	a.admin, err = a.newClient(cfg, hc)
 	if err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return res, err
 	}
-	r := &run{c: c}
+	r := &run{c: c, memo: a.memo}
 	if err := r.applyStaged(ctx, set); err != nil {
 		res.Changes = r.changes
 		res.Inventory = mergeInventory(o.Inventory, r.written)

@@ -24,13 +24,31 @@ type plan struct {
 // diff dry-runs every object of set and compares the result with the live
 // object. It returns a plan per accepted object and an ObjectError per
 // rejected one; nothing is written.
-func diff(ctx context.Context, c client.Client, set []*item) ([]*plan, []error) {
-	lv := readLive(ctx, c, set)
-	plans := make([]*plan, len(set))
+func diff(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]*plan, []error) {
+	dries := make([]*unstructured.Unstructured, len(set))
 	errs := make([]error, len(set))
 	parallel(len(set), func(i int) {
-		plans[i], errs[i] = dryRun(ctx, c, set[i], lv[i])
+		dries[i], errs[i] = dryRun(ctx, c, set[i])
 	})
+	plans := make([]*plan, len(set))
+	var unknown []*item
+	var at []int
+	for i, it := range set {
+		switch {
+		case errs[i] != nil:
+		case memo.inSync(it, dries[i]):
+			plans[i] = &plan{item: it, live: dries[i], action: ActionUnchanged}
+		default:
+			unknown, at = append(unknown, it), append(at, i)
+		}
+	}
+	lv := readLive(ctx, c, unknown)
+	for n, i := range at {
+		plans[i], errs[i] = compare(ctx, c, set[i], dries[i], lv[n])
+		if errs[i] == nil && plans[i].action == ActionUnchanged {
+			memo.record(set[i], plans[i].live.GetResourceVersion())
+		}
+	}
 	var ok []*plan
 	var bad []error
 	for i := range set {
@@ -43,13 +61,20 @@ func diff(ctx context.Context, c client.Client, set []*item) ([]*plan, []error) 
 	return ok, bad
 }
 
-func dryRun(ctx context.Context, c client.Client, it *item, lv live) (*plan, error) {
+// dryRun applies it server-side without persisting it; the result is what
+// the object would be.
+func dryRun(ctx context.Context, c client.Client, it *item) (*unstructured.Unstructured, error) {
 	dry := it.obj.DeepCopy()
 	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
 		client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
 	if err != nil {
 		return nil, &ObjectError{ID: it.id, Err: apiError(it.obj, err)}
 	}
+	return dry, nil
+}
+
+// compare plans it from its dry-run result and the live object.
+func compare(ctx context.Context, c client.Client, it *item, dry *unstructured.Unstructured, lv live) (*plan, error) {
 	if lv.err != nil {
 		return nil, &ObjectError{ID: it.id, Err: fmt.Errorf("read: %w", apiError(it.obj, lv.err))}
 	}

@@ -22,6 +22,7 @@ const establishTimeout = time.Minute
 // run is the state of one Apply.
 type run struct {
 	c        client.Client
+	memo     *syncMemo
 	changes  []Change
 	written  []v1alpha1.ObjectRef
 	unpruned []v1alpha1.ObjectRef
@@ -31,9 +32,9 @@ type run struct {
 // (stage 2). See the package documentation for the order.
 func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	defs, rest := splitStages(set)
-	p1, errs := diff(ctx, r.c, defs)
+	p1, errs := diff(ctx, r.c, defs, r.memo)
 	now, later := deferred(rest, p1)
-	p2, errs2 := diff(ctx, r.c, now)
+	p2, errs2 := diff(ctx, r.c, now, r.memo)
 	if err := joinObjectErrors(append(errs, errs2...)); err != nil {
 		return fmt.Errorf("dry-run, nothing applied: %w", err)
 	}
@@ -43,7 +44,7 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	if err := r.waitEstablished(ctx, p1); err != nil {
 		return err
 	}
-	p3, errs3 := diff(ctx, r.c, later)
+	p3, errs3 := diff(ctx, r.c, later, r.memo)
 	if err := joinObjectErrors(errs3); err != nil {
 		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
 	}
@@ -112,6 +113,7 @@ func (r *run) write(ctx context.Context, plans []*plan) error {
 				return fmt.Errorf("apply: %w", &ObjectError{ID: p.id, Err: apiError(p.obj, err)})
 			}
 			r.written = append(r.written, ref(p.obj))
+			r.memo.record(p.item, obj.GetResourceVersion())
 		}
 		r.changes = append(r.changes, Change{ID: p.id, Action: p.action})
 	}
