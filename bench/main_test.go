@@ -1,3 +1,5 @@
+//go:build bench
+
 // Package bench holds the scenario benchmarks of `make bench`: a real
 // kube-apiserver and etcd (internal/testenv), real `git http-backend`
 // servers, a real Gitea, and `bg-gitops controller` as a separate process.
