@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ const waitFor = 30 * time.Second
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	ctrl.SetLogger(logr.Discard())
 	var err error
 	if env, err = testenv.Start(testenv.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
