@@ -8,24 +8,18 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
@@ -36,8 +30,7 @@ var (
 	clusterEnv  *testenv.Env
 	clusterErr  error
 	sim         *flinksim.Simulator
-	stopManager context.CancelFunc
-	nsN         atomic.Int32
+	stopManager func()
 )
 
 const waitFor = 45 * time.Second
@@ -59,22 +52,14 @@ func startCluster() (*testenv.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err == nil {
-		sim = flinksim.New(flinksim.Options{StartDelay: 400 * time.Millisecond, SavepointDelay: 300 * time.Millisecond})
-		err = sim.SetupWithManager(mgr)
-	}
-	if err == nil {
-		err = reconcile.Setup(mgr, reconcile.Options{ReceiverAddress: "0", SkipNameValidation: true, Concurrent: 4})
-	}
+	sim = flinksim.New(reconciletest.SimulatorOptions)
+	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Simulator: sim,
+		Controllers: &reconcile.Options{ReceiverAddress: "0", Concurrent: 4}})
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = mgr.Start(ctx) }()
-	stopManager = func() { cancel(); <-done }
+	stopManager = mgr.Stop
 	return env, nil
 }
 
@@ -90,13 +75,7 @@ func stopCluster() {
 // newNamespace creates a namespace of the test's own.
 func newNamespace(t *testing.T, env *testenv.Env) string {
 	t.Helper()
-	name := fmt.Sprintf("t%d-%s", nsN.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-")
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
-	return name
+	return reconciletest.Namespace(t, env.Client)
 }
 
 func getFBGD(t *testing.T, env *testenv.Env, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {

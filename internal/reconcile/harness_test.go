@@ -18,27 +18,23 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
 var (
 	env *testenv.Env
 	sim *flinksim.Simulator
-	nsN atomic.Int32
 )
 
 const waitFor = 30 * time.Second
@@ -53,39 +49,18 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if sim, err = startSimulator(ctx); err != nil {
+	sim = flinksim.New(reconciletest.SimulatorOptions)
+	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Simulator: sim})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	defer mgr.Stop()
 	return m.Run()
 }
 
-func startSimulator(ctx context.Context) (*flinksim.Simulator, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		return nil, err
-	}
-	s := flinksim.New(flinksim.Options{StartDelay: 400 * time.Millisecond, SavepointDelay: 300 * time.Millisecond})
-	if err := s.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	return s, nil
-}
-
 // newNamespace creates a namespace of the test's own.
-func newNamespace(t testing.TB) string {
-	t.Helper()
-	name := fmt.Sprintf("t%d-%s", nsN.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-")
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
-	return name
-}
+func newNamespace(t testing.TB) string { return reconciletest.Namespace(t, env.Client) }
 
 // startController runs the bg-gitops reconcilers for one namespace until
 // the returned stop function is called (or the test ends).
@@ -126,24 +101,11 @@ func startCountingController(t testing.TB, ns string) *writeCounter {
 
 func startControllerWith(t testing.TB, ns string, cfg *rest.Config) (stop func()) {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: testenv.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-	})
+	mgr, err := reconciletest.Start(cfg, reconciletest.Options{Namespace: ns,
+		Controllers: &reconcile.Options{CacheDir: t.TempDir(), Concurrent: 2}})
 	require.NoError(t, err)
-	require.NoError(t, reconcile.Setup(mgr, reconcile.Options{CacheDir: t.TempDir(), SkipNameValidation: true, Concurrent: 2}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = mgr.Start(ctx) }()
-	var once atomic.Bool
-	stop = func() {
-		if once.CompareAndSwap(false, true) {
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	t.Cleanup(mgr.Stop)
+	return mgr.Stop
 }
 
 func getFBGD(t testing.TB, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
