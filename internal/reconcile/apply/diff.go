@@ -79,12 +79,10 @@ func compare(ctx context.Context, c client.Client, it *item, dry *unstructured.U
 		return nil, &ObjectError{ID: it.id, Err: fmt.Errorf("read: %w", apiError(it.obj, lv.err))}
 	}
 	if lv.obj != nil && lv.obj.GetResourceVersion() != dry.GetResourceVersion() {
-		// The object changed between the read and the dry-run (another
-		// writer, or our own annotation request): compare with its
-		// current state, or a change we did not make looks like drift.
-		if cur, err := getLive(ctx, c, lv.obj); err == nil {
-			lv.obj = cur
-		}
+		// The object changed between the dry-run and the read (another
+		// writer, or our own annotation request): dry-run and read again,
+		// or a change we did not make looks like drift.
+		dry, lv.obj = redo(ctx, c, it, dry, lv.obj)
 	}
 	p := &plan{item: it, live: lv.obj, action: ActionUnchanged}
 	switch {
@@ -147,4 +145,18 @@ func getLive(ctx context.Context, c client.Client, obj *unstructured.Unstructure
 	cur.SetGroupVersionKind(obj.GroupVersionKind())
 	err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur)
 	return cur, err
+}
+
+// redo repeats the dry-run and the read of an object that changed in
+// between; it keeps the first pair when the repeat fails.
+func redo(ctx context.Context, c client.Client, it *item, dry, live *unstructured.Unstructured) (*unstructured.Unstructured, *unstructured.Unstructured) {
+	dry2, err := dryRun(ctx, c, it)
+	if err != nil {
+		return dry, live
+	}
+	cur, err := getLive(ctx, c, live)
+	if err != nil {
+		return dry, live
+	}
+	return dry2, cur
 }
