@@ -7,6 +7,9 @@ import (
 // initializing handles INITIALIZING_BLUE: nothing runs yet (first
 // deployment, or a first deployment that aborted).
 func (d *decider) initializing() {
+	if d.st.BlueGreenState == "" && d.adopt() {
+		return
+	}
 	d.st.BlueGreenState = v1alpha1.InitializingBlue
 	d.st.ActiveDeployment = ""
 	d.ackIdleRequests()
@@ -24,6 +27,31 @@ func (d *decider) initializing() {
 		return
 	}
 	d.startFirst(Blue, "DeploymentStarted")
+}
+
+// adopt takes over a child that runs while the parent has no status (it
+// was lost or wiped): the running colour becomes the active one, instead
+// of a first deployment beside it that would replace it with a job
+// started from spec.template. Another running colour is suspended (the
+// Flink operator keeps its state in a savepoint).
+func (d *decider) adopt() bool {
+	var pick *Child
+	for _, c := range []*Child{d.in.Blue, d.in.Green} {
+		if c == nil || c.Deleting || c.suspendedSpec() {
+			continue
+		}
+		if pick == nil || c.Ready() && !pick.Ready() || c.Ready() == pick.Ready() && c.Created.Before(pick.Created) {
+			pick = c
+		}
+	}
+	if pick == nil {
+		return false
+	}
+	d.st.BlueGreenState, d.st.ActiveDeployment = activeState(pick.Color), pick.Name
+	d.suspendChild(d.child(pick.Color.Other()))
+	d.event(true, "Adopted", "status.blueGreenState was empty while %s runs: %s is taken as the active deployment", pick.Name, pick.Name)
+	d.active(pick.Color)
+	return true
 }
 
 // initialSuspended: FLIP-503 creates no child for a suspended template.
@@ -46,7 +74,7 @@ func (d *decider) startFirst(c Color, reason string) {
 	d.st.ActiveDeployment = ""
 	d.st.TargetRevision = d.revision()
 	d.st.TransitionStartTime = d.ts(d.now)
-	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.armDeadline()
 	d.st.DeploymentReadyTimestamp = nil
 	d.st.Savepoint = nil
 	d.setJob(v1alpha1.JobReconciling, "")
@@ -68,6 +96,7 @@ func (d *decider) active(x Color) {
 	}
 	d.st.ActiveRevision = a.Revision
 	if !d.specPending() && !d.retryRequested() {
+		d.mirror(a)
 		return
 	}
 	diff := Classify(d.baseOf(a), d.spec)
@@ -89,6 +118,21 @@ func (d *decider) settle(a *Child) {
 	case a.suspendedSpec():
 		d.setJob(v1alpha1.JobSuspended, "")
 	case a.Ready():
+		d.setJob(v1alpha1.JobRunning, "")
+	default:
+		d.mirror(a)
+	}
+}
+
+// mirror keeps jobStatus.state true to the active child while nothing is
+// in progress: RUNNING only while the child runs its current spec, and
+// RECONCILING while the Flink operator brings it back. FAILING and
+// SUSPENDED report a rollout's outcome and stay until the next change.
+func (d *decider) mirror(a *Child) {
+	switch {
+	case d.st.JobStatus.State == v1alpha1.JobRunning && !a.Ready():
+		d.setJob(v1alpha1.JobReconciling, "")
+	case d.st.JobStatus.State == v1alpha1.JobReconciling && a.Ready():
 		d.setJob(v1alpha1.JobRunning, "")
 	}
 }
@@ -129,7 +173,7 @@ func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
 	d.st.BlueGreenState = transitioningTo(x)
 	d.st.TargetRevision = d.revision()
 	d.st.TransitionStartTime = d.ts(d.now)
-	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.armDeadline()
 	d.st.DeploymentReadyTimestamp = nil
 	d.setJob(v1alpha1.JobReconciling, "")
 	d.progressing("Progressing", "patching %s in place (%s)", a.Name, diff.Type)
@@ -220,7 +264,7 @@ func (d *decider) startNewColour(y Color, savepointPath string, diff Diff) {
 	if d.st.TransitionStartTime == nil || !isSavepointing(d.in.Parent.Status.BlueGreenState) {
 		d.st.TransitionStartTime = d.ts(d.now)
 	}
-	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.armDeadline()
 	d.st.DeploymentReadyTimestamp = nil
 	d.setJob(v1alpha1.JobReconciling, "")
 	from := "spec.template"

@@ -42,7 +42,11 @@ func Decide(in Input) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	d.dispatch()
+	if in.Rejection != nil {
+		d.rejected(in.Rejection)
+	} else {
+		d.dispatch()
+	}
 	d.summarize()
 	d.out.Status = d.st
 	if reflect.DeepEqual(d.st, in.Parent.Status) {
@@ -263,6 +267,22 @@ func (d *decider) progressing(reason, format string, args ...any) {
 func (d *decider) ts(t time.Time) *metav1.Time {
 	m := metav1.NewTime(t.Truncate(time.Second))
 	return &m
+}
+
+// deadline is a status timestamp of an instant that must not come early
+// (an abort deadline, the start of a deletion delay): rounded up to the
+// second the API server keeps, so a timer never runs shorter than asked.
+func (d *decider) deadline(t time.Time) *metav1.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		t = r.Add(time.Second)
+	}
+	m := metav1.NewTime(t)
+	return &m
+}
+
+// armDeadline starts the abort grace period of a transition.
+func (d *decider) armDeadline() {
+	d.st.AbortTimestamp = d.deadline(d.now.Add(d.t.grace))
 }
 
 func (d *decider) setJob(s v1alpha1.JobState, errMsg string) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // startSavepoint requests a savepoint of the active job (SAVEPOINTING_X).
@@ -21,7 +22,7 @@ func (d *decider) startSavepoint(x Color, a *Child) {
 	d.st.BlueGreenState = savepointingState(x)
 	d.st.TargetRevision = d.revision()
 	d.st.TransitionStartTime = d.ts(d.now)
-	d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.ts(d.now)}
+	d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.deadline(d.now)}
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobReconciling, "")
 	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
@@ -94,12 +95,12 @@ func (d *decider) savepointing(x Color) {
 func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointStatus, snap *Snapshot) {
 	deadline := sp.TriggerTimestamp
 	if deadline == nil {
-		deadline = d.ts(d.now)
+		deadline = d.deadline(d.now)
 	}
-	deadline = d.ts(deadline.Add(d.t.savepointTimeout))
+	deadline = d.deadline(deadline.Add(d.t.savepointTimeout))
 	switch {
 	case snap != nil && snap.State == SnapshotCompleted:
-		d.savepointDone(x, a, snap)
+		d.savepointDone(x, a, snap, deadline)
 	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):
 		d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("savepoint %s of %s %s: %s", sp.Name, a.Name, strings.ToLower(snap.State), orDash(snap.Error)))
 	case !d.now.Before(deadline.Time):
@@ -115,7 +116,7 @@ func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointSta
 	}
 }
 
-func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot) {
+func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *metav1.Time) {
 	path := strings.TrimPrefix(snap.Path, "file:")
 	if path == "" {
 		d.savepointFailed(x, "SavepointFailed", "savepoint "+snap.Name+" completed without a path")
@@ -123,9 +124,8 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot) {
 	}
 	d.st.Savepoint.Path = path
 	diff := Classify(d.baseOf(a), d.spec)
-	if b := d.child(x.Other()); b != nil && b.Deleting {
-		d.progressing("WaitingForDeletion", "savepoint done; waiting for FlinkDeployment %s to be deleted", b.Name)
-		d.requeue(d.t.interval)
+	if b := d.child(x.Other()); b != nil && !startedFrom(b, path) {
+		d.waitForOther(x, b, deadline)
 		return
 	}
 	switch diff.Type {
@@ -139,6 +139,27 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot) {
 		d.settle(a)
 		d.active(x)
 	}
+}
+
+// startedFrom reports whether c is a new colour this savepoint already
+// started (the status write after it was lost).
+func startedFrom(c *Child, path string) bool {
+	return !c.Deleting && !c.suspendedSpec() && c.Spec.Job != nil && c.Spec.Job.InitialSavepointPath == path
+}
+
+// waitForOther: the new colour's name is still taken (a leftover being
+// deleted, or a child that appeared while savepointing). It waits, within
+// the savepoint timeout, for the name to be free.
+func (d *decider) waitForOther(x Color, b *Child, deadline *metav1.Time) {
+	if !b.Deleting {
+		d.deleteChild(b.Color)
+	}
+	if !d.now.Before(deadline.Time) {
+		d.savepointFailed(x, "SavepointFailed", "FlinkDeployment "+b.Name+" was not deleted within "+d.t.savepointTimeout.String())
+		return
+	}
+	d.progressing("WaitingForDeletion", "savepoint done; waiting for FlinkDeployment %s to be deleted", b.Name)
+	d.requeue(d.until(deadline))
 }
 
 // savepointFailed returns to ACTIVE_X with FAILING; X was never touched.

@@ -291,13 +291,18 @@ func TestGreenNotAbortedAfterBlueDeleted(t *testing.T) {
 	w.failChild(Green)
 	w.advance(time.Hour)
 	w.step()
-	w.expectState(sActiveGreen, jRunning)
+	// No roll back after the cut-over, and no RUNNING either: the status
+	// says the active job is being brought back.
+	w.expectState(sActiveGreen, jReconciling)
 	if c := w.condition(v1alpha1.ReadyCondition); c.Status != "False" || c.Reason != ReasonJobNotReady {
 		w.fatalf("Ready should report the failed job: %+v", c)
 	}
 	if w.children[Green].suspendedSpec() {
 		w.fatalf("green suspended after cut-over")
 	}
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
 }
 
 func TestAbortResetsReadyTimestamp(t *testing.T) {
@@ -338,12 +343,19 @@ func TestSpecChangeDuringTransition(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
 	sp := startTransition(w, v1alpha1.UpgradeModeSavepoint)
 	newImage(w, "flink:1.20.2", "main@sha1:r3")
+	// The Flink operator would not read a new initialSavepointPath of a
+	// deployed child: green is deleted and deployed again from the savepoint.
 	d := w.step()
-	if len(d.Actions) != 1 || w.children[Green].Spec.Image != "flink:1.20.2" || w.children[Green].Spec.Job.InitialSavepointPath != sp {
-		w.fatalf("green not re-applied with the savepoint: %s", describeActions(d.Actions))
+	if len(d.Actions) != 1 || d.Actions[0].Type != DeleteChild || d.Actions[0].ChildName != "orders-green" {
+		w.fatalf("green not restarted: %s", describeActions(d.Actions))
 	}
 	if w.status().LastReconciledSpec != w.specJSON() || w.status().TargetRevision != "main@sha1:r3" {
 		w.fatalf("lastReconciledSpec/targetRevision not updated")
+	}
+	w.gone()
+	w.step()
+	if w.children[Green] == nil || w.children[Green].Spec.Image != "flink:1.20.2" || w.children[Green].Spec.Job.InitialSavepointPath != sp {
+		w.fatalf("green not deployed again from the savepoint: %v", w.childNames())
 	}
 	w.ready(Green)
 	w.step()

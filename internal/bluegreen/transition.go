@@ -58,6 +58,11 @@ func (d *decider) monitor(kind transitionKind, t Color, tc, oc *Child) {
 			return
 		}
 		d.notReady(kind, t, tc)
+	case tc.suspendedSpec():
+		// Only an abort suspends the new colour: this transition was
+		// aborted and its status lost (a crash, a failed status write).
+		// Whatever the child reports, the Flink operator is stopping it.
+		d.abort(kind, t, tc.Name+" was suspended by an earlier abort")
 	case tc.Ready():
 		d.targetReady(kind, t, tc, oc)
 	default:
@@ -81,17 +86,33 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	if !ok {
 		return false
 	}
-	d.apply(d.desiredChild(t, path))
+	how := "re-applying"
+	if d.restartsFromSavepoint(kind, path) {
+		// The Flink operator reads initialSavepointPath only when it first
+		// deploys a FlinkDeployment: a re-specced T would restart from its
+		// own state, which it may never have had. Delete it and deploy it
+		// again from the savepoint once it is gone (targetMissing).
+		how = "restarting"
+		d.deleteChild(t)
+	} else {
+		d.apply(d.desiredChild(t, path))
+	}
 	d.stamp()
 	d.st.TargetRevision = d.revision()
-	d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+	d.armDeadline()
 	d.st.DeploymentReadyTimestamp = nil
 	d.setJob(v1alpha1.JobReconciling, "")
 	d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
-	d.event(false, "TransitionUpdated", "spec changed during the transition (%s: %v): re-applying %s with %s",
-		diff.Type, diff.Fields, tc.Name, revOr(d.revision()))
+	d.event(false, "TransitionUpdated", "spec changed during the transition (%s: %v): %s %s with %s",
+		diff.Type, diff.Fields, how, tc.Name, revOr(d.revision()))
 	d.requeue(d.t.interval)
 	return true
+}
+
+// restartsFromSavepoint reports whether T, re-specced during a transition
+// that is not in place, must start again from a savepoint path.
+func (d *decider) restartsFromSavepoint(kind transitionKind, path string) bool {
+	return kind != kindInPlace && path != "" && d.stateful()
 }
 
 // reapplyPath is the initialSavepointPath T gets when re-applied: the
@@ -134,9 +155,10 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 		return
 	}
 	if tc == nil {
-		path := d.templateSavepointPath()
-		if kind == kindBlueGreen && d.st.Savepoint != nil && d.st.Savepoint.Path != "" {
-			path = d.st.Savepoint.Path
+		path, ok := d.reapplyPath(kind, tc, d.child(t.Other()))
+		if !ok {
+			d.abort(kind, t, d.childName(t)+" is missing and there is no savepoint to start it from")
+			return
 		}
 		d.apply(d.desiredChild(t, path))
 	}
@@ -147,7 +169,7 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 
 func (d *decider) ensureDeadline() {
 	if d.st.AbortTimestamp == nil {
-		d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+		d.armDeadline()
 	}
 }
 
@@ -156,12 +178,16 @@ func (d *decider) deadlinePassed() bool {
 }
 
 // notReady waits for T until the abort deadline. A T that was ready and
-// stopped being ready gets a fresh grace period (and a fresh deletion
-// delay once ready again).
+// stopped being ready gets a fresh deletion delay once ready again, but
+// keeps its deadline, so a flapping job cannot hold a transition open; in
+// Manual mode, where a person ends the transition, it gets a fresh grace
+// period.
 func (d *decider) notReady(kind transitionKind, t Color, tc *Child) {
 	if d.st.DeploymentReadyTimestamp != nil {
 		d.st.DeploymentReadyTimestamp = nil
-		d.st.AbortTimestamp = d.ts(d.now.Add(d.t.grace))
+		if d.p.PromotionMode() == v1alpha1.PromotionManual && kind == kindBlueGreen {
+			d.armDeadline()
+		}
 	}
 	d.ensureDeadline()
 	if d.deadlinePassed() {
@@ -179,10 +205,10 @@ func (d *decider) notReady(kind transitionKind, t Color, tc *Child) {
 func (d *decider) targetReady(kind transitionKind, t Color, tc, oc *Child) {
 	first := d.st.DeploymentReadyTimestamp == nil
 	if first {
-		d.st.DeploymentReadyTimestamp = d.ts(d.now)
+		d.st.DeploymentReadyTimestamp = d.deadline(d.now)
 	}
 	if kind != kindBlueGreen {
-		if oc != nil && !oc.Deleting {
+		if oc != nil && !oc.Deleting && oc.suspendedSpec() {
 			d.deleteChild(t.Other()) // a suspended leftover of an abort
 		}
 		d.finalize(kind, t, tc)

@@ -60,11 +60,27 @@ type Child struct {
 	UpgradeSavepointPath string
 	// Deleting is true when metadata.deletionTimestamp is set.
 	Deleting bool
+	// Created is metadata.creationTimestamp.
+	Created time.Time
+	// Generation is metadata.generation: it grows with every change of
+	// the spec, ours or anyone's (the scale subresource included).
+	Generation int64
+	// ObservedGeneration is status.observedGeneration: the generation the
+	// Flink operator's status describes. Until it reaches Generation, the
+	// status describes the previous spec.
+	ObservedGeneration int64
 }
 
-// Ready reports whether the child runs its job healthily.
+// Observed reports whether the child's status describes its current spec.
+func (c *Child) Observed() bool {
+	return c != nil && c.ObservedGeneration >= c.Generation
+}
+
+// Ready reports whether the child runs its current spec healthily: the
+// Flink operator has observed the spec, and the job is stable and running.
 func (c *Child) Ready() bool {
-	return c != nil && c.LifecycleState == LifecycleStable && c.JobState == JobRunning && !c.Deleting
+	return c.Observed() && c.LifecycleState == LifecycleStable && c.JobState == JobRunning && !c.Deleting &&
+		!c.suspendedSpec()
 }
 
 // suspendedSpec reports whether the child is asked to suspend its job.
@@ -74,11 +90,15 @@ func (c *Child) suspendedSpec() bool {
 
 // suspended reports whether the child's job is suspended as asked.
 func (c *Child) suspended() bool {
-	return c.suspendedSpec() && c.LifecycleState == LifecycleSuspended
+	return c.suspendedSpec() && c.Observed() && c.LifecycleState == LifecycleSuspended
 }
 
 func (c *Child) describe() string {
-	return "lifecycle " + orDash(c.LifecycleState) + ", job " + orDash(c.JobState)
+	s := "lifecycle " + orDash(c.LifecycleState) + ", job " + orDash(c.JobState)
+	if !c.Observed() {
+		s += ", spec not yet observed by the Flink operator"
+	}
+	return s
 }
 
 func orDash(s string) string {
@@ -129,6 +149,18 @@ type Input struct {
 	Window Window
 	// Now is the decision's clock.
 	Now time.Time
+	// Rejection, when set, is an action of the previous decision on this
+	// same observation that the API server refused for good; Decide then
+	// turns it into a failed rollout instead of trying again.
+	Rejection *Rejection
+}
+
+// Rejection is an action the API server refused in a way that retrying
+// cannot fix: invalid (422), bad request (400), forbidden (403, including
+// an admission webhook's denial).
+type Rejection struct {
+	Action  Action
+	Message string
 }
 
 // ActionType names what an Action does.

@@ -1,0 +1,94 @@
+package bluegreen
+
+import (
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// rejected turns an action the API server refused for good into a failed
+// rollout instead of a retry loop: the spec is marked handled (a new
+// commit or a retry tries again), the running colour is left as it is, and
+// a new colour that got no further is suspended.
+func (d *decider) rejected(r *Rejection) {
+	d.ackRetry()
+	d.resetMarkers()
+	d.st.TargetRevision = d.revision()
+	switch r.Action.Type {
+	case CreateSnapshot:
+		d.stamp()
+		x := d.colorOf(r.Action.Snapshot.JobName)
+		d.savepointFailed(x, "SavepointRejected", "the API server rejected savepoint "+r.Action.Snapshot.Name+": "+r.Message)
+	case ApplyChild:
+		d.stamp()
+		d.childRejected(r.Action.Child, "the API server rejected FlinkDeployment "+r.Action.Child.Name+": "+r.Message)
+	default:
+		d.deleteRejected(r.Action.ChildName, r.Message)
+	}
+}
+
+func (d *decider) childRejected(cs *ChildSpec, cause string) {
+	retry := "Fix the spec and push a new commit, or run " + d.cmd("retry") + " to try again"
+	a := d.runningActive()
+	switch {
+	case a != nil && a.Name == cs.Name:
+		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
+		d.fail("in-place change of " + a.Name + " not applied: " + cause + "; the job is left as it is. " + retry)
+	case a != nil:
+		d.suspendChild(d.child(cs.Color))
+		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
+		d.fail("transition to " + cs.Name + " not started: " + cause + "; " + a.Name + " keeps running. " + retry)
+	case isActive(d.st.BlueGreenState):
+		d.fail("redeploy of " + cs.Name + " not started: " + cause + ". " + retry)
+	default:
+		d.suspendChild(d.child(cs.Color))
+		d.st.BlueGreenState, d.st.ActiveDeployment = v1alpha1.InitializingBlue, ""
+		d.fail("deployment of " + cs.Name + " not started: " + cause + ". " + retry)
+	}
+	d.event(true, "Rejected", "%s", d.st.Error)
+}
+
+// deleteRejected: a delete the API server refuses (RBAC, a webhook) is
+// shown and tried again at every interval; nothing else moves meanwhile.
+func (d *decider) deleteRejected(name, msg string) {
+	d.fail("the API server refused to delete FlinkDeployment " + name + ": " + msg + "; retrying every " + d.t.interval.String())
+	d.event(true, "DeleteRejected", "%s", d.st.Error)
+	d.requeue(d.t.interval)
+}
+
+// runningActive is the child that runs the active job according to the
+// status: status.activeDeployment, or the target of a blue/green
+// transition whose old colour is gone (finalised forward).
+func (d *decider) runningActive() *Child {
+	name := d.st.ActiveDeployment
+	if t, ok := transitionTarget(d.st.BlueGreenState); ok && name != "" && name != d.childName(t) {
+		if o := d.child(t.Other()); o == nil || o.Deleting {
+			name = d.childName(t)
+		}
+	}
+	for _, c := range []*Child{d.in.Blue, d.in.Green} {
+		if c != nil && c.Name == name && !c.Deleting {
+			return c
+		}
+	}
+	return nil
+}
+
+func (d *decider) colorOf(childName string) Color {
+	if childName == d.childName(Green) {
+		return Green
+	}
+	return Blue
+}
+
+func transitionTarget(s v1alpha1.BlueGreenState) (Color, bool) {
+	switch s {
+	case v1alpha1.TransitioningToBlue:
+		return Blue, true
+	case v1alpha1.TransitioningToGreen:
+		return Green, true
+	}
+	return "", false
+}
+
+func isActive(s v1alpha1.BlueGreenState) bool {
+	return s == v1alpha1.ActiveBlue || s == v1alpha1.ActiveGreen
+}
