@@ -29,18 +29,16 @@ func (d *decider) initializing() {
 	d.startFirst(Blue, "DeploymentStarted")
 }
 
-// adopt takes over a child that runs while the parent has no status (it
-// was lost or wiped): the running colour becomes the active one, instead
-// of a first deployment beside it that would replace it with a job
-// started from spec.template. Another running colour is suspended (the
-// Flink operator keeps its state in a savepoint).
+// adopt takes over the children of a parent without status (it was lost
+// or wiped): the running colour becomes the active one, instead of a first
+// deployment beside it that would replace it with a job started from
+// spec.template. Another running colour is suspended (the Flink operator
+// keeps its state in a savepoint). A suspended child is adopted too: it
+// holds the state of a job that was suspended.
 func (d *decider) adopt() bool {
 	var pick *Child
 	for _, c := range []*Child{d.in.Blue, d.in.Green} {
-		if c == nil || c.Deleting || c.suspendedSpec() {
-			continue
-		}
-		if pick == nil || c.Ready() && !pick.Ready() || c.Ready() == pick.Ready() && c.Created.Before(pick.Created) {
+		if c != nil && !c.Deleting && (pick == nil || adoptBefore(c, pick)) {
 			pick = c
 		}
 	}
@@ -52,6 +50,18 @@ func (d *decider) adopt() bool {
 	d.event(true, "Adopted", "status.blueGreenState was empty while %s runs: %s is taken as the active deployment", pick.Name, pick.Name)
 	d.active(pick.Color)
 	return true
+}
+
+// adoptBefore orders the candidates of adopt: running before suspended,
+// ready before not ready, older before newer.
+func adoptBefore(a, b *Child) bool {
+	if a.suspendedSpec() != b.suspendedSpec() {
+		return !a.suspendedSpec()
+	}
+	if a.Ready() != b.Ready() {
+		return a.Ready()
+	}
+	return a.Created.Before(b.Created)
 }
 
 // initialSuspended: FLIP-503 creates no child for a suspended template.
@@ -126,14 +136,17 @@ func (d *decider) settle(a *Child) {
 
 // mirror keeps jobStatus.state true to the active child while nothing is
 // in progress: RUNNING only while the child runs its current spec, and
-// RECONCILING while the Flink operator brings it back. FAILING and
+// RECONCILING while the Flink operator brings it (back) up. FAILING and
 // SUSPENDED report a rollout's outcome and stay until the next change.
 func (d *decider) mirror(a *Child) {
-	switch {
-	case d.st.JobStatus.State == v1alpha1.JobRunning && !a.Ready():
-		d.setJob(v1alpha1.JobReconciling, "")
-	case d.st.JobStatus.State == v1alpha1.JobReconciling && a.Ready():
-		d.setJob(v1alpha1.JobRunning, "")
+	switch d.st.JobStatus.State {
+	case v1alpha1.JobFailing, v1alpha1.JobSuspended:
+	default:
+		if a.Ready() {
+			d.setJob(v1alpha1.JobRunning, "")
+		} else {
+			d.setJob(v1alpha1.JobReconciling, "")
+		}
 	}
 }
 

@@ -119,6 +119,7 @@ func (d *decider) stamp() {
 		d.st.LastReconciledSpec = string(b)
 		d.st.LastReconciledTimestamp = d.ts(d.now)
 	}
+	d.last = d.spec.DeepCopy()
 }
 
 // specPending reports a spec change not yet handled.
@@ -158,6 +159,16 @@ func (d *decider) ackAbort() {
 
 func (d *decider) ackPromote() {
 	d.st.LastHandledPromoteAt = d.annotation(v1alpha1.PromoteRequestedAtAnnotation)
+}
+
+// ignoreRetry acknowledges a retry requested while a transition is in
+// progress: it has nothing to retry yet, and must not restart the
+// transition once this one has ended.
+func (d *decider) ignoreRetry() {
+	if d.retryRequested() {
+		d.ackRetry()
+		d.event(false, "RetryIgnored", "retry requested while a transition is in progress; it has nothing to retry")
+	}
 }
 
 // ackIdleRequests acknowledges promote and abort requests made while no

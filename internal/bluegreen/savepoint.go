@@ -73,6 +73,7 @@ func dnsPrefix(name string, max int) string {
 // attempt with X untouched.
 func (d *decider) savepointing(x Color) {
 	a, sp := d.child(x), d.st.Savepoint
+	d.ignoreRetry()
 	switch {
 	case d.abortRequested():
 		d.ackAbort()

@@ -37,6 +37,7 @@ func (d *decider) transitioning(t Color) {
 		kind = kindInPlace
 		d.event(false, "CutOver", "%s is gone; %s is now the active deployment", d.childName(t.Other()), d.childName(t))
 	}
+	d.ignoreRetry()
 	if d.abortRequested() {
 		d.ackAbort()
 		d.abort(kind, t, "abort requested")

@@ -61,14 +61,15 @@ func (s *Simulator) reconcileDeployment(ctx context.Context, req reconcile.Reque
 		return reconcile.Result{}, s.client.Update(ctx, u)
 	}
 	if d.observedGeneration() != u.GetGeneration() {
-		return s.deploy(ctx, d)
+		return s.observe(ctx, d)
 	}
 	return s.progress(ctx, d)
 }
 
 // teardown stops the job and releases the finalizer after TeardownDelay.
 func (s *Simulator) teardown(ctx context.Context, d deployment) (reconcile.Result, error) {
-	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"))
+	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), s.now())
+	s.forgetSeen(d)
 	wait := d.GetDeletionTimestamp().Add(s.opts.TeardownDelay).Sub(s.now())
 	if wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
@@ -84,22 +85,35 @@ func (s *Simulator) teardown(ctx context.Context, d deployment) (reconcile.Resul
 // deploy reacts to a new spec: suspend, or (re)start the job.
 func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result, error) {
 	oldJob := d.str("status", "jobStatus", "jobId")
-	first := d.observedGeneration() == 0
 	running := d.str("status", "jobStatus", "state") == "RUNNING"
 	if running && d.stateful() {
 		d.setStatus(s.internalSavepoint(d, oldJob), "jobStatus", "upgradeSavepointPath")
 	}
-	s.lineage.stopJob(oldJob)
+	s.lineage.stopJob(oldJob, s.now())
 	d.setStatus(d.GetGeneration(), "observedGeneration")
-	d.setStatus(s.now().UTC().Format(time.RFC3339Nano), "jobStatus", "updateTime")
 	if d.suspended() {
+		d.setStatus(s.now().UTC().Format(time.RFC3339Nano), "jobStatus", "updateTime")
 		d.setStatus("SUSPENDED", "lifecycleState")
 		d.setStatus("SUSPENDED", "jobStatus", "state")
 		d.setStatus("MISSING", "jobManagerDeploymentStatus")
 		return reconcile.Result{}, s.client.Status().Update(ctx, d.Unstructured)
 	}
+	// No job yet: the first deployment of a running spec (one created
+	// suspended is first deployed when it is resumed). The operator copies
+	// initialSavepointPath into upgradeSavepointPath, which later restores
+	// use (AbstractFlinkResourceReconciler.updateStatusBeforeFirstDeployment).
+	first := oldJob == ""
+	if p := d.str("spec", "job", "initialSavepointPath"); first && p != "" {
+		d.setStatus(p, "jobStatus", "upgradeSavepointPath")
+	}
+	return s.submit(ctx, d, restorePath(d, first))
+}
+
+// submit deploys a new job that restores from the given path (empty: fresh).
+func (s *Simulator) submit(ctx context.Context, d deployment, from string) (reconcile.Result, error) {
 	jobID := newID()
-	s.setRestore(jobID, restorePath(d, first))
+	s.setRestore(jobID, from)
+	d.setStatus(s.now().UTC().Format(time.RFC3339Nano), "jobStatus", "updateTime")
 	d.setStatus("DEPLOYED", "lifecycleState")
 	d.setStatus("RECONCILING", "jobStatus", "state")
 	d.setStatus(jobID, "jobStatus", "jobId")
@@ -111,23 +125,35 @@ func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result,
 	return reconcile.Result{RequeueAfter: s.startDelay(d)}, nil
 }
 
-// restorePath is the savepoint a (re)started job restores from: the
-// initialSavepointPath on first deployment, else the operator's own upgrade
-// savepoint for stateful upgrade modes.
+// restorePath is the savepoint a (re)started job restores from. The first
+// deployment uses spec.job.initialSavepointPath
+// (AbstractFlinkResourceReconciler.reconcile → getInitialSnapshotPath); the
+// operator never reads it again (JobSpec: @SpecDiff(IGNORE)). Later
+// deployments in a stateful mode restore from upgradeSavepointPath, else
+// savepointInfo.lastSavepoint.location, else start empty
+// (AbstractJobReconciler.restoreJob); stateless ones start empty.
 func restorePath(d deployment, first bool) string {
 	if first {
 		return d.str("spec", "job", "initialSavepointPath")
 	}
-	if d.stateful() {
-		return d.str("status", "jobStatus", "upgradeSavepointPath")
+	if !d.stateful() {
+		return ""
 	}
-	return ""
+	if p := d.str("status", "jobStatus", "upgradeSavepointPath"); p != "" {
+		return p
+	}
+	return d.str("status", "jobStatus", "savepointInfo", "lastSavepoint", "location")
 }
 
 // internalSavepoint models the savepoint the operator takes on a stateful
 // upgrade or suspend of a running job.
 func (s *Simulator) internalSavepoint(d deployment, jobID string) string {
-	path := savepointPath(d.Unstructured, jobID)
+	return s.recordState(savepointPath(d.Unstructured, jobID), jobID)
+}
+
+// recordState records a snapshot of the job's current (for a stopped job:
+// last) offset at path and returns the path.
+func (s *Simulator) recordState(path, jobID string) string {
 	offset, _ := s.lineage.offset(jobID, s.now())
 	s.lineage.addSavepoint(Savepoint{Path: path, JobID: jobID, Offset: offset, At: s.now()})
 	return path
@@ -141,13 +167,16 @@ func (s *Simulator) startDelay(d deployment) time.Duration {
 }
 
 // progress moves a deployed job forward in time: RUNNING after the start
-// delay (unless it never becomes ready), FAILED after a configured time.
+// delay (unless it never becomes ready), FAILED after a configured time,
+// and, when it flaps, restarted after as long again.
 func (s *Simulator) progress(ctx context.Context, d deployment) (reconcile.Result, error) {
 	switch d.str("status", "jobStatus", "state") {
 	case "RECONCILING":
 		return s.start(ctx, d)
 	case "RUNNING":
 		return s.maybeFail(ctx, d)
+	case "FAILED":
+		return s.maybeRestart(ctx, d)
 	}
 	return reconcile.Result{}, nil
 }
@@ -161,8 +190,8 @@ func (s *Simulator) start(ctx context.Context, d deployment) (reconcile.Result, 
 	}
 	jobID := d.str("status", "jobStatus", "jobId")
 	from, ok := s.takeRestore(jobID)
-	if !ok {
-		from = d.str("spec", "job", "initialSavepointPath")
+	if !ok { // submitted before this simulator started
+		from = restorePath(d, false)
 	}
 	now := s.now()
 	s.lineage.startJob(&Job{ID: jobID, Deployment: d.GetNamespace() + "/" + d.GetName(), RestoredFrom: from, StartedAt: now})
@@ -175,19 +204,4 @@ func (s *Simulator) start(ctx context.Context, d deployment) (reconcile.Result, 
 		return reconcile.Result{}, err
 	}
 	return s.maybeFail(ctx, d)
-}
-
-func (s *Simulator) maybeFail(ctx context.Context, d deployment) (reconcile.Result, error) {
-	after, err := time.ParseDuration(configValue(d.Unstructured, FaultFailAfter))
-	if err != nil {
-		return reconcile.Result{}, nil
-	}
-	if wait := d.updatedAt().Add(after).Sub(s.now()); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
-	}
-	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"))
-	d.setStatus("FAILED", "lifecycleState")
-	d.setStatus("FAILED", "jobStatus", "state")
-	d.setStatus("simulated job failure", "error")
-	return reconcile.Result{}, s.client.Status().Update(ctx, d.Unstructured)
 }

@@ -25,6 +25,14 @@ const (
 	FaultFailAfter = "bggitops.dev/simulate-fail-after"
 	// FaultSavepoint ("fail" or "hang"): savepoints of this job fail or never finish.
 	FaultSavepoint = "bggitops.dev/simulate-savepoint"
+	// FaultFlap (a Go duration D): the job runs for D, is FAILED for D, is
+	// restarted as a new job from the failed one's last checkpoint (no offset
+	// is lost) and runs for D again, and so on.
+	FaultFlap = "bggitops.dev/simulate-flap"
+	// FaultObserveDelay (a Go duration) overrides Options.ObserveDelay: a new
+	// spec (generation > observedGeneration) leaves the whole status, old
+	// observedGeneration included, untouched for that long.
+	FaultObserveDelay = "bggitops.dev/simulate-observe-delay"
 	// StartDelay (a Go duration) overrides the simulator's start-up delay.
 	StartDelay = "bggitops.dev/simulate-start-delay"
 )

@@ -20,13 +20,15 @@ const RecordsPerSecond = 1000
 type Job struct {
 	ID           string
 	Deployment   string // namespace/name of the FlinkDeployment
-	RestoredFrom string // savepoint path, empty for a fresh start
-	StartOffset  int64  // offset restored from the savepoint (0 for a fresh start)
+	RestoredFrom string // savepoint (or checkpoint) path, empty for a fresh start
+	StartOffset  int64  // offset restored from it (0 for a fresh start)
 	StartedAt    time.Time
 	Stopped      bool
+	StoppedAt    time.Time // its offset stops growing then
 }
 
-// Savepoint is one completed simulated savepoint.
+// Savepoint is one completed simulated savepoint, or the last checkpoint
+// of a failed job that the simulated operator restarted from it.
 type Savepoint struct {
 	Path   string
 	JobID  string
@@ -85,21 +87,31 @@ func (l *Lineage) startJob(j *Job) {
 	l.jobs[j.ID] = j
 }
 
-func (l *Lineage) stopJob(id string) {
+func (l *Lineage) stopJob(id string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if j, ok := l.jobs[id]; ok {
-		j.Stopped = true
+	if j, ok := l.jobs[id]; ok && !j.Stopped {
+		j.Stopped, j.StoppedAt = true, now
 	}
 }
 
-// offset is the job's current record offset.
+func (l *Lineage) known(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.jobs[id]
+	return ok
+}
+
+// offset is the job's current record offset, or its last one once stopped.
 func (l *Lineage) offset(id string, now time.Time) (int64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	j, ok := l.jobs[id]
 	if !ok {
 		return 0, false
+	}
+	if j.Stopped {
+		now = j.StoppedAt
 	}
 	return j.StartOffset + int64(now.Sub(j.StartedAt).Seconds()*RecordsPerSecond), true
 }

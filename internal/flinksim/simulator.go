@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -39,6 +40,9 @@ type Options struct {
 	SavepointDelay time.Duration
 	// TeardownDelay is how long the finalizer is held after deletion (default 200ms).
 	TeardownDelay time.Duration
+	// ObserveDelay is how long a new spec goes unobserved (default 0: at
+	// once); FaultObserveDelay overrides it per FlinkDeployment.
+	ObserveDelay time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -62,12 +66,22 @@ type Simulator struct {
 	now     func() time.Time
 
 	mu       sync.Mutex
-	restores map[string]string // jobID → savepoint path it will restore from
+	restores map[string]string                // jobID → savepoint path it will restore from
+	seen     map[types.NamespacedName]seenGen // when a not yet observed generation was first seen
+}
+
+// seenGen is the first sight of a FlinkDeployment's new generation.
+type seenGen struct {
+	generation int64
+	at         time.Time
 }
 
 // New returns a simulator; call SetupWithManager to start it.
 func New(opts Options) *Simulator {
-	return &Simulator{opts: opts.withDefaults(), lineage: newLineage(), now: time.Now, restores: map[string]string{}}
+	return &Simulator{
+		opts: opts.withDefaults(), lineage: newLineage(), now: time.Now,
+		restores: map[string]string{}, seen: map[types.NamespacedName]seenGen{},
+	}
 }
 
 // Lineage returns the record of jobs and savepoints.
@@ -121,6 +135,17 @@ func savepointPath(fd *unstructured.Unstructured, jobID string) string {
 		dir = "file:///opt/flink/volume/flink-sp"
 	}
 	return fmt.Sprintf("%s/savepoint-%s-%s", normalizeDir(dir), jobID[:6], newID()[:12])
+}
+
+// checkpointPath builds a checkpoint location under state.checkpoints.dir,
+// laid out as Flink does (<dir>/<jobId>/chk-<n>). A simulated job fails at
+// most once (its restart is a new job), so it has one checkpoint.
+func checkpointPath(fd *unstructured.Unstructured, jobID string) string {
+	dir := configValue(fd, "state.checkpoints.dir")
+	if dir == "" {
+		dir = "file:///opt/flink/volume/flink-cp"
+	}
+	return fmt.Sprintf("%s/%s/chk-1", normalizeDir(dir), jobID)
 }
 
 // normalizeDir spells a local directory as Flink reports it (file:/path);

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
@@ -149,4 +150,123 @@ func TestSuspendAndDeletionFinalizer(t *testing.T) {
 
 	require.NoError(t, env.Client.Delete(ctx, fd))
 	eventually(t, field(t, fd, "metadata", "name"), "error: flinkdeployments.flink.apache.org \"suspendme\" not found")
+}
+
+func generation(t *testing.T, u *unstructured.Unstructured) func() string {
+	return func() string {
+		got := u.DeepCopy()
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}, got); err != nil {
+			return "error: " + err.Error()
+		}
+		v, _, _ := unstructured.NestedInt64(got.Object, "status", "observedGeneration")
+		return fmt.Sprint(v)
+	}
+}
+
+// respec changes a FlinkDeployment's spec, retrying when the simulator's
+// status updates got in between.
+func respec(t *testing.T, u *unstructured.Unstructured, change func(obj map[string]any)) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: u.GetNamespace(), Name: u.GetName()}, u); err != nil {
+			return err
+		}
+		change(u.Object)
+		return env.Client.Update(context.Background(), u)
+	}))
+}
+
+func setImage(image string) func(map[string]any) {
+	return func(obj map[string]any) { _ = unstructured.SetNestedField(obj, image, "spec", "image") }
+}
+
+func TestObserveDelayKeepsTheOldStatus(t *testing.T) {
+	const delay = time.Second
+	fd := create(t, fmt.Sprintf(job, "slowobserver", `"bggitops.dev/simulate-observe-delay": "1s"`, ""))
+	eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	oldJob := field(t, fd, "status", "jobStatus", "jobId")()
+
+	changed := time.Now()
+	respec(t, fd, setImage("flink:1.20.1"))
+	assert.Equal(t, "1", generation(t, fd)(), "the new generation is not observed yet")
+	assert.Equal(t, "STABLE", field(t, fd, "status", "lifecycleState")())
+	assert.Equal(t, "RUNNING", field(t, fd, "status", "jobStatus", "state")())
+	assert.Equal(t, oldJob, field(t, fd, "status", "jobStatus", "jobId")())
+
+	eventually(t, generation(t, fd), "2")
+	assert.GreaterOrEqual(t, time.Since(changed), delay, "observed only after the delay")
+	eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	assert.NotEqual(t, oldJob, field(t, fd, "status", "jobStatus", "jobId")())
+}
+
+func TestInitialSavepointIsTheUpgradeSavepointUntilTheJobRuns(t *testing.T) {
+	src := create(t, fmt.Sprintf(job, "spsource", `a: b`, ""))
+	eventually(t, field(t, src, "status", "jobStatus", "state"), "RUNNING")
+	snap := create(t, `
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: spsource-sp, namespace: default}
+spec: {jobReference: {kind: FlinkDeployment, name: spsource}, savepoint: {}}`)
+	eventually(t, field(t, snap, "status", "state"), "COMPLETED")
+	path := field(t, snap, "status", "path")()
+	sp, ok := sim.Lineage().Savepoint(path)
+	require.True(t, ok)
+	require.Positive(t, sp.Offset)
+
+	stuck := create(t, fmt.Sprintf(job, "stuck", `"bggitops.dev/simulate-never-ready": "true"`, path))
+	paused := create(t, fmt.Sprintf(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: paused, namespace: default}
+spec:
+  image: flink:1.20
+  flinkConfiguration: {state.savepoints.dir: "file:///sp"}
+  job: {jarURI: "local:///j.jar", upgradeMode: savepoint, initialSavepointPath: "%s", state: suspended}
+`, path))
+	eventually(t, field(t, paused, "status", "lifecycleState"), "SUSPENDED")
+	eventually(t, field(t, stuck, "status", "jobStatus", "state"), "RECONCILING")
+	eventually(t, field(t, stuck, "status", "jobStatus", "upgradeSavepointPath"), path)
+
+	respec(t, stuck, func(obj map[string]any) {
+		_ = unstructured.SetNestedField(obj, "flink:1.20.1", "spec", "image")
+		unstructured.RemoveNestedField(obj, "spec", "flinkConfiguration", "bggitops.dev/simulate-never-ready")
+	})
+	respec(t, paused, func(obj map[string]any) { _ = unstructured.SetNestedField(obj, "running", "spec", "job", "state") })
+	for _, fd := range []*unstructured.Unstructured{stuck, paused} {
+		eventually(t, generation(t, fd), "2")
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+		restored, ok := sim.Lineage().Job(field(t, fd, "status", "jobStatus", "jobId")())
+		require.True(t, ok)
+		assert.Equal(t, path, restored.RestoredFrom, "%s restores from its initial savepoint", fd.GetName())
+		assert.Equal(t, sp.Offset, restored.StartOffset, "%s carries the savepoint's offset", fd.GetName())
+	}
+}
+
+func TestFlappingJobKeepsItsOffset(t *testing.T) {
+	const period = 800 * time.Millisecond
+	fd := create(t, fmt.Sprintf(job, "flapping", `"bggitops.dev/simulate-flap": "800ms"`, ""))
+	var jobs []flinksim.Job
+	for range 2 {
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+		assert.Equal(t, "STABLE", field(t, fd, "status", "lifecycleState")())
+		j, ok := sim.Lineage().Job(field(t, fd, "status", "jobStatus", "jobId")())
+		require.True(t, ok)
+		jobs = append(jobs, j)
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "FAILED")
+		assert.Equal(t, "FAILED", field(t, fd, "status", "lifecycleState")())
+	}
+	eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	last, ok := sim.Lineage().Job(field(t, fd, "status", "jobStatus", "jobId")())
+	require.True(t, ok)
+	jobs = append(jobs, last)
+
+	assert.Zero(t, jobs[0].StartOffset, "the first job starts fresh")
+	for i := 1; i < len(jobs); i++ {
+		cp, ok := sim.Lineage().Savepoint(jobs[i].RestoredFrom)
+		require.True(t, ok, "job %d restored from a recorded checkpoint", i)
+		assert.Equal(t, jobs[i-1].ID, cp.JobID, "job %d restored from the job that failed", i)
+		assert.Equal(t, cp.Offset, jobs[i].StartOffset)
+		assert.GreaterOrEqual(t, jobs[i].StartOffset, jobs[i-1].StartOffset+period.Milliseconds()*flinksim.RecordsPerSecond/1000,
+			"job %d carries the offset of the run before the flap", i)
+	}
 }

@@ -34,6 +34,15 @@ type Options struct {
 	// stamped with it (bggitops.dev/source); prune deletes only objects
 	// whose annotation equals it.
 	Source string
+	// Check, when set, looks further than the dry-run: it is called with
+	// the dry-run result of every object that the Apply would create or
+	// change, after the dry-runs and before any write, with the client of
+	// the Apply (so as the impersonated ServiceAccount). An error wrapping
+	// a *RejectedError rejects the object like a failed dry-run: nothing is
+	// applied. Any other error fails the Apply as a transient error.
+	// Objects found unchanged are not checked: they are in the cluster as
+	// they are, and an idle Apply stays one request per object.
+	Check func(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error
 }
 
 // Change actions.
@@ -148,7 +157,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return res, err
 	}
-	r := &run{c: c, memo: a.memo}
+	r := &run{c: c, memo: a.memo, check: o.Check}
 	if err := r.applyStaged(ctx, set); err != nil {
 		res.Changes = r.changes
 		res.Inventory = mergeInventory(o.Inventory, r.written)

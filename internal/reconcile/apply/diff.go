@@ -17,7 +17,9 @@ import (
 // plan is an object of the set with what applying it would do.
 type plan struct {
 	*item
-	live   *unstructured.Unstructured
+	live *unstructured.Unstructured
+	// dry is the dry-run result: the object as the apply would leave it.
+	dry    *unstructured.Unstructured
 	action string
 }
 
@@ -37,7 +39,7 @@ func diff(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]
 		switch {
 		case errs[i] != nil:
 		case memo.inSync(it, dries[i]):
-			plans[i] = &plan{item: it, live: dries[i], action: ActionUnchanged}
+			plans[i] = &plan{item: it, live: dries[i], dry: dries[i], action: ActionUnchanged}
 		default:
 			unknown, at = append(unknown, it), append(at, i)
 		}
@@ -84,7 +86,7 @@ func compare(ctx context.Context, c client.Client, it *item, dry *unstructured.U
 		// or a change we did not make looks like drift.
 		dry, lv.obj = redo(ctx, c, it, dry, lv.obj)
 	}
-	p := &plan{item: it, live: lv.obj, action: ActionUnchanged}
+	p := &plan{item: it, live: lv.obj, dry: dry, action: ActionUnchanged}
 	switch {
 	case lv.obj == nil:
 		p.action = ActionCreated

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ObjectError names the object the API server (or validation) rejected and
@@ -19,6 +21,21 @@ type ObjectError struct {
 func (e *ObjectError) Error() string { return e.ID + ": " + e.Err.Error() }
 
 func (e *ObjectError) Unwrap() error { return e.Err }
+
+// RejectedError is an Options.Check verdict: the cluster would refuse the
+// object, or something the object makes a controller create. Apply reports
+// it as the object's ObjectError.
+type RejectedError struct{ Err error }
+
+func (e *RejectedError) Error() string { return e.Err.Error() }
+
+func (e *RejectedError) Unwrap() error { return e.Err }
+
+// Rejected is a RejectedError for err, the API server's refusal of obj,
+// as "what: field: reason; ..." like every object error.
+func Rejected(what string, obj *unstructured.Unstructured, err error) error {
+	return &RejectedError{Err: fmt.Errorf("%s: %w", what, apiError(obj, err))}
+}
 
 // maxReported bounds how many object errors one error message lists, so a
 // broken repository does not produce a condition message of megabytes.

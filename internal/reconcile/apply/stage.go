@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -23,6 +24,7 @@ const establishTimeout = time.Minute
 type run struct {
 	c        client.Client
 	memo     *syncMemo
+	check    func(context.Context, client.Client, *unstructured.Unstructured) error
 	changes  []Change
 	written  []v1alpha1.ObjectRef
 	unpruned []v1alpha1.ObjectRef
@@ -35,7 +37,7 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	p1, errs := diff(ctx, r.c, defs, r.memo)
 	now, later := deferred(rest, p1)
 	p2, errs2 := diff(ctx, r.c, now, r.memo)
-	if err := joinObjectErrors(append(errs, errs2...)); err != nil {
+	if err := r.verdict(ctx, append(errs, errs2...), p1, p2); err != nil {
 		return fmt.Errorf("dry-run, nothing applied: %w", err)
 	}
 	if err := r.write(ctx, p1); err != nil {
@@ -45,10 +47,50 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 		return err
 	}
 	p3, errs3 := diff(ctx, r.c, later, r.memo)
-	if err := joinObjectErrors(errs3); err != nil {
+	if err := r.verdict(ctx, errs3, p3); err != nil {
 		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
 	}
 	return r.write(ctx, sortPlans(append(p2, p3...)))
+}
+
+// verdict runs the check on the accepted plans and returns the object
+// errors of the dry-run and of the check, or else a transient check error.
+func (r *run) verdict(ctx context.Context, errs []error, plans ...[]*plan) error {
+	var all []*plan
+	for _, ps := range plans {
+		all = append(all, ps...)
+	}
+	rejected, transient := r.runCheck(ctx, all)
+	if err := joinObjectErrors(append(errs, rejected...)); err != nil {
+		return err
+	}
+	return transient
+}
+
+// runCheck calls the check for every plan that creates or changes an
+// object. Rejections become ObjectErrors; other errors are joined.
+func (r *run) runCheck(ctx context.Context, plans []*plan) (rejected []error, transient error) {
+	if r.check == nil {
+		return nil, nil
+	}
+	errs := make([]error, len(plans))
+	parallel(len(plans), func(i int) {
+		if plans[i].action != ActionUnchanged {
+			errs[i] = r.check(ctx, r.c, plans[i].dry.DeepCopy())
+		}
+	})
+	var others []error
+	for i, err := range errs {
+		var rej *RejectedError
+		switch {
+		case err == nil:
+		case errors.As(err, &rej):
+			rejected = append(rejected, &ObjectError{ID: plans[i].id, Err: err})
+		default:
+			others = append(others, fmt.Errorf("check %s: %w", plans[i].id, err))
+		}
+	}
+	return rejected, errors.Join(others...)
 }
 
 // splitStages puts CRDs, Namespaces and ClusterRoles (ssa's cluster

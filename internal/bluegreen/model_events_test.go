@@ -1,0 +1,267 @@
+package bluegreen
+
+import (
+	"fmt"
+	"time"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// mEvent is one thing that can happen next in the model. do reports
+// whether it applied (false: nothing changed, the explorer skips it) and a
+// violation of an invariant, if any.
+type mEvent struct {
+	name string
+	do   func(m *model) (bool, error)
+}
+
+// The adapter's reconciles, with and without a crash.
+var controllerEvents = []mEvent{
+	{"reconcile", func(m *model) (bool, error) { return true, m.reconcile(func(int) int { return -1 }) }},
+	// The process dies (or the status write fails) after every action.
+	{"reconcile, status write lost", func(m *model) (bool, error) { return true, m.reconcile(func(n int) int { return n }) }},
+	// The process dies after the first of several actions.
+	{"reconcile, crash after 1st action", func(m *model) (bool, error) {
+		applied := false
+		err := m.reconcile(func(n int) int {
+			if n < 2 {
+				return -2 // not this event: nothing happens
+			}
+			applied = true
+			return 1
+		})
+		if !applied {
+			return false, nil
+		}
+		return true, err
+	}},
+}
+
+func perChild(name string, f func(m *model, x *mChild) bool) []mEvent {
+	var out []mEvent
+	for _, c := range []Color{Blue, Green} {
+		c := c
+		out = append(out, mEvent{name + " " + string(c), func(m *model) (bool, error) {
+			x := m.C[c]
+			return x != nil && f(m, x), nil
+		}})
+	}
+	return out
+}
+
+// The Flink operator and the jobs.
+var operatorEvents = concat(
+	perChild("operator acts on the spec of", (*model).operatorObserve),
+	perChild("job becomes ready:", func(m *model, x *mChild) bool {
+		if x.Deleting || x.ObsGen != x.Gen || x.Job != "RECONCILING" {
+			return false
+		}
+		x.Lifecycle, x.Job = LifecycleStable, JobRunning
+		return true
+	}),
+	perChild("job crashes:", func(m *model, x *mChild) bool {
+		if x.Deleting || x.Job != JobRunning {
+			return false
+		}
+		x.Lifecycle, x.Job = "FAILED", "FAILED"
+		return true
+	}),
+	perChild("job restarts from its checkpoint:", func(m *model, x *mChild) bool {
+		if x.Deleting || x.Job != "FAILED" {
+			return false
+		}
+		x.Lifecycle, x.Job = "DEPLOYED", "RECONCILING"
+		return true
+	}),
+	perChild("deletion completes:", func(m *model, x *mChild) bool {
+		if !x.Deleting {
+			return false
+		}
+		delete(m.C, x.Color)
+		return true
+	}),
+	[]mEvent{
+		{"savepoint completes", func(m *model) (bool, error) { return m.snapshotDone(true), nil }},
+		{"savepoint fails", func(m *model) (bool, error) { return m.snapshotDone(false), nil }},
+	},
+)
+
+// operatorObserve is the Flink operator acting on a new spec: suspend, a
+// first deployment (from initialSavepointPath), or an upgrade that keeps
+// the job's own state (stateful) or drops it (stateless).
+func (m *model) operatorObserve(x *mChild) bool {
+	if x.Deleting || x.ObsGen >= x.Gen {
+		return false
+	}
+	x.ObsGen = x.Gen
+	stateful := upgradeMode(&x.Spec) != v1alpha1.UpgradeModeStateless
+	if stateful && x.Run != "" {
+		x.Upgrade = x.Run // the savepoint (or checkpoint) of the stopped job
+	}
+	if jobState(&x.Spec) == v1alpha1.JobStateSuspended {
+		x.Run, x.Lifecycle, x.Job = "", LifecycleSuspended, "SUSPENDED"
+		return true
+	}
+	run := mRun{}
+	switch {
+	case !x.Deployed:
+		if p := x.Spec.Job.InitialSavepointPath; p != "" {
+			run.From = m.token(p)
+		}
+		x.Deployed, x.Upgrade = true, run.From
+	case stateful:
+		run = mRun{From: x.Upgrade, Cont: true}
+	default:
+		run.Stateless = true
+	}
+	id := m.next("run")
+	m.Runs[id] = run
+	x.Run, x.Lifecycle, x.Job = id, "DEPLOYED", "RECONCILING"
+	return true
+}
+
+func (m *model) snapshotDone(ok bool) bool {
+	for name, s := range m.Snaps {
+		if s.State != SnapshotTriggerPending {
+			continue
+		}
+		var job *mChild
+		for _, c := range m.C {
+			if c.Name == s.Job && !c.Deleting && c.Job == JobRunning {
+				job = c
+			}
+		}
+		if !ok || job == nil {
+			s.State = SnapshotFailed
+			return true
+		}
+		s.State, s.Path = SnapshotCompleted, "file:/sp/"+name
+		m.Paths["/sp/"+name] = job.Run
+		return true
+	}
+	return false
+}
+
+// The clock: a sub-second tick, and a jump just past the next deadline.
+var clockEvents = []mEvent{
+	{"clock +700ms", func(m *model) (bool, error) { m.Now = m.Now.Add(700 * time.Millisecond); return true, nil }},
+	{"clock past the next deadline", func(m *model) (bool, error) {
+		next := m.nextDeadline()
+		if next.IsZero() {
+			return false, nil
+		}
+		m.Now = next.Add(time.Millisecond)
+		return true, nil
+	}},
+}
+
+func (m *model) nextDeadline() time.Time {
+	st := &m.P.Status
+	var out time.Time
+	consider := func(t time.Time) {
+		if t.After(m.Now) && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	if st.AbortTimestamp != nil {
+		consider(st.AbortTimestamp.Time)
+	}
+	if st.DeploymentReadyTimestamp != nil {
+		consider(st.DeploymentReadyTimestamp.Add(mDelay))
+	}
+	if st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
+		consider(st.Savepoint.TriggerTimestamp.Add(mSpTime + time.Second))
+	}
+	return out
+}
+
+// edit is a new commit: a spec change with a new revision.
+func edit(name string, f func(s *v1alpha1.FlinkDeploymentSpec)) mEvent {
+	return mEvent{name, func(m *model) (bool, error) {
+		f(&m.P.Spec.Template.Spec)
+		m.P.Generation++
+		m.P.Annotations[v1alpha1.RevisionAnnotation] = m.next("r")
+		m.userChange()
+		return true, nil
+	}}
+}
+
+func (m *model) userChange() {
+	if !m.Since.IsZero() {
+		m.Since = m.Now
+	}
+}
+
+func request(key string) mEvent {
+	return mEvent{"request " + key, func(m *model) (bool, error) {
+		m.P.Annotations[key] = m.next("at")
+		m.userChange()
+		return true, nil
+	}}
+}
+
+// Users and other hands.
+var userEvents = concat([]mEvent{
+	edit("commit: new image", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = fmt.Sprintf("flink:%d", len(s.Image)) }),
+	edit("commit: parallelism.default (in place)", func(s *v1alpha1.FlinkDeploymentSpec) {
+		s.FlinkConfiguration = rawJSON(fmt.Sprintf(`{"parallelism.default":"%d"}`, len(s.FlinkConfiguration.Raw)))
+	}),
+	edit("commit: suspend", func(s *v1alpha1.FlinkDeploymentSpec) { s.Job.State = v1alpha1.JobStateSuspended }),
+	edit("commit: resume", func(s *v1alpha1.FlinkDeploymentSpec) { s.Job.State = v1alpha1.JobStateRunning }),
+	edit("commit: upgradeMode savepoint<->stateless", func(s *v1alpha1.FlinkDeploymentSpec) {
+		if s.Job.UpgradeMode == v1alpha1.UpgradeModeStateless {
+			s.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
+		} else {
+			s.Job.UpgradeMode = v1alpha1.UpgradeModeStateless
+		}
+	}),
+	edit("commit: savepointRedeployNonce", func(s *v1alpha1.FlinkDeploymentSpec) {
+		n := int64(1)
+		if s.Job.SavepointRedeployNonce != nil {
+			n = *s.Job.SavepointRedeployNonce + 1
+		}
+		s.Job.SavepointRedeployNonce = &n
+	}),
+	edit("commit: a spec the cluster rejects", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = invalidImage }),
+	request(v1alpha1.PromoteRequestedAtAnnotation),
+	request(v1alpha1.AbortRequestedAtAnnotation),
+	request(v1alpha1.RetryRequestedAtAnnotation),
+	{"status wiped", func(m *model) (bool, error) {
+		m.P.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
+		m.Since, m.RejKey = time.Time{}, ""
+		return true, nil
+	}},
+	{"webhook denies savepoints (toggle)", func(m *model) (bool, error) { m.DenySnap = !m.DenySnap; return true, nil }},
+},
+	perChild("deleted by hand:", func(m *model, x *mChild) bool {
+		if x.Deleting {
+			return false
+		}
+		if m.holds(x) {
+			if o := m.C[x.Color.Other()]; o == nil || !m.carries(o.Run) && !m.carries(o.Upgrade) {
+				m.Holder = "" // the user destroyed the state
+			}
+		}
+		x.Deleting = true
+		m.userChange()
+		return true
+	}),
+	perChild("scaled through the scale subresource:", func(m *model, x *mChild) bool {
+		if x.Deleting {
+			return false
+		}
+		x.Spec.TaskManager = rawJSON(fmt.Sprintf(`{"replicas":%d}`, x.Gen+2))
+		x.Gen++
+		return true
+	}),
+)
+
+func concat(lists ...[]mEvent) []mEvent {
+	var out []mEvent
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+func allEvents() []mEvent { return concat(controllerEvents, operatorEvents, clockEvents, userEvents) }

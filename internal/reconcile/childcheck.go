@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+)
+
+// checkChild is the apply check of a FlinkBlueGreenDeployment: its
+// template is schemaless, so the API server accepts a parent whose child
+// FlinkDeployment the Flink CRD or the Flink operator's admission webhook
+// would refuse, and the rollout would fail long after the sync succeeded.
+// It dry-run creates the child the blue/green controller would create, as
+// the identity of the apply, and rejects the parent when the cluster
+// refuses that child. Other kinds pass.
+func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != v1alpha1.GroupVersion.Group || gvk.Kind != v1alpha1.FlinkBlueGreenDeploymentKind {
+		return nil
+	}
+	child, err := preflightChild(obj)
+	if err != nil {
+		return apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
+	}
+	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(FieldManager))
+	return childVerdict(ctx, c, child, err)
+}
+
+// preflightChild is the blue colour's FlinkDeployment as childObject builds
+// it, with a generated name so that it never meets an existing child, and
+// no owner, since the parent may not exist yet.
+func preflightChild(obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := fromMap(obj.Object, p); err != nil {
+		return nil, err
+	}
+	cs := &bluegreen.ChildSpec{Name: bluegreen.ChildName(p.Name, bluegreen.Blue), Color: bluegreen.Blue,
+		Spec: *p.Spec.Template.Spec.DeepCopy(), Revision: p.Annotations[v1alpha1.RevisionAnnotation]}
+	child, err := childObject(p, cs)
+	if err != nil {
+		return nil, err
+	}
+	child.SetName("")
+	child.SetGenerateName(p.Name + "-preflight-")
+	child.SetOwnerReferences(nil)
+	return child, nil
+}
+
+// childVerdict classifies the dry-run's outcome. Without the Flink CRDs, or
+// before the namespace exists, there is nothing to ask; a refusal of the
+// object (invalid, bad request, or denied by admission) rejects the parent;
+// anything else is transient.
+func childVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error) error {
+	if err == nil || apierrors.IsNotFound(err) {
+		return nil
+	}
+	if _, noCRD := missingFlinkCRD(err); noCRD {
+		return nil
+	}
+	const rejected = "its FlinkDeployment child would be rejected"
+	switch {
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return apply.Rejected(rejected, child, err)
+	case apierrors.IsForbidden(err):
+		return forbiddenVerdict(ctx, c, child, err, rejected)
+	}
+	return fmt.Errorf("dry-run its FlinkDeployment child: %w", err)
+}
+
+// forbiddenVerdict tells an admission denial from missing RBAC: an identity
+// that may apply FlinkBlueGreenDeployments need not be allowed to create
+// FlinkDeployments (the blue/green controller creates them), so then the
+// check cannot be made and the parent passes.
+func forbiddenVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error, rejected string) error {
+	allowed, reviewErr := mayCreate(ctx, c, child)
+	switch {
+	case reviewErr != nil:
+		return fmt.Errorf("dry-run its FlinkDeployment child: %w (access review: %w)", err, reviewErr)
+	case !allowed:
+		return nil
+	}
+	return apply.Rejected(rejected, child, err)
+}
+
+func mayCreate(ctx context.Context, c client.Client, child *unstructured.Unstructured) (bool, error) {
+	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: child.GetNamespace(), Verb: "create",
+			Group: flinkDeploymentGVK.Group, Version: flinkDeploymentGVK.Version, Resource: "flinkdeployments"},
+	}}
+	if err := c.Create(ctx, review); err != nil {
+		return false, err
+	}
+	return review.Status.Allowed, nil
+}
