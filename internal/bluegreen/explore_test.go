@@ -23,9 +23,9 @@ func exploreDepth() int {
 		return n
 	}
 	if testing.Short() {
-		return 2
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // startStates are the seven blue/green states, reached by a script.

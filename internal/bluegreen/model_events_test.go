@@ -52,8 +52,10 @@ func perChild(name string, f func(m *model, x *mChild) bool) []mEvent {
 // The Flink operator and the jobs.
 var operatorEvents = concat(
 	perChild("operator acts on the spec of", (*model).operatorObserve),
+	// The job the operator deployed comes up, whether or not a newer spec
+	// waits for the operator (its status then keeps the old generation).
 	perChild("job becomes ready:", func(m *model, x *mChild) bool {
-		if x.Deleting || x.ObsGen != x.Gen || x.Job != "RECONCILING" {
+		if x.Deleting || x.Run == "" || x.Job != "RECONCILING" {
 			return false
 		}
 		x.Lifecycle, x.Job = LifecycleStable, JobRunning
@@ -169,7 +171,7 @@ func (m *model) nextDeadline() time.Time {
 	if st.DeploymentReadyTimestamp != nil {
 		consider(st.DeploymentReadyTimestamp.Add(mDelay))
 	}
-	if st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
+	if isSavepointing(st.BlueGreenState) && st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
 		consider(st.Savepoint.TriggerTimestamp.Add(mSpTime + time.Second))
 	}
 	return out

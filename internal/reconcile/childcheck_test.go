@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,8 +95,7 @@ func TestCommitWhoseChildWouldBeRejectedFailsTheSync(t *testing.T) {
 	// The parent is valid, but its child's cpu is a string.
 	rev2 := f.push(map[string]string{
 		"settings.yaml": fmt.Sprintf(configMap, "settings", "v2"),
-		"job.yaml": strings.Replace(fbgdManifest("flink:1.20.1", ""),
-			"taskManager: {resource: {memory: 1024m, cpu: 1}}", `taskManager: {resource: {memory: 1024m, cpu: "1"}}`, 1),
+		"job.yaml":      withStringCPU("flink:1.20.1"),
 	})
 	f.requestReconcile()
 	c := f.waitCondition(v1alpha1.ApplyFailedCondition, "spec.taskManager.resource.cpu")
@@ -130,4 +131,70 @@ func assertNoPreflightChild(t *testing.T, ns string) {
 	for _, c := range list.Items {
 		assert.NotContains(t, c.GetName(), "preflight")
 	}
+}
+
+func withStringCPU(image string) string {
+	return strings.Replace(fbgdManifest(image, ""),
+		"taskManager: {resource: {memory: 1024m, cpu: 1}}", `taskManager: {resource: {memory: 1024m, cpu: "1"}}`, 1)
+}
+
+// TestChildCheckActsAsTheServiceAccount: the check asks as the identity of
+// the apply. A ServiceAccount that may apply FlinkBlueGreenDeployments but
+// not create FlinkDeployments (the controller creates those) cannot ask, so
+// its commits are not held back by the check; once it may, they are.
+func TestChildCheckActsAsTheServiceAccount(t *testing.T) {
+	ns := newNamespace(t)
+	denyStringCPU(t, ns)
+	startController(t, ns)
+	role := deployerRole(t, ns)
+	f := newGitFixture(t, ns)
+	rev1 := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "job.yaml"), "job.yaml": withStringCPU("flink:1.20.0")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.ServiceAccountName = "deployer" })
+	f.waitApplied(rev1)
+
+	role.Rules = append(role.Rules, rbacv1.PolicyRule{APIGroups: []string{"flink.apache.org"},
+		Resources: []string{"flinkdeployments"}, Verbs: []string{"create"}})
+	require.NoError(t, env.Client.Update(context.Background(), role))
+	require.Eventually(t, func() bool { return deployerMay(t, ns, "create", "flink.apache.org", "flinkdeployments") },
+		waitFor, 100*time.Millisecond)
+	f.push(map[string]string{"job.yaml": withStringCPU("flink:1.20.1")})
+	f.requestReconcile()
+	c := f.waitCondition(v1alpha1.ApplyFailedCondition, "spec.taskManager.resource.cpu")
+	assert.Contains(t, c.Message, "FlinkBlueGreenDeployment/"+ns+"/job: its FlinkDeployment child would be rejected")
+	assert.Equal(t, "flink:1.20.0", getFBGD(t, ns, "job").Spec.Template.Spec.Image)
+	assertNoPreflightChild(t, ns)
+}
+
+// deployerRole creates the ServiceAccount "deployer" that may manage
+// FlinkBlueGreenDeployments in ns, and returns its Role.
+func deployerRole(t *testing.T, ns string) *rbacv1.Role {
+	t.Helper()
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"flinkbluegreendeployments"},
+			Verbs: []string{"get", "list", "create", "patch", "update", "delete"}}},
+	}
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}},
+		role,
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "deployer"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "deployer", Namespace: ns}},
+		},
+	} {
+		require.NoError(t, env.Client.Create(context.Background(), o))
+	}
+	return role
+}
+
+func deployerMay(t *testing.T, ns, verb, group, resource string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + ns + ":deployer",
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: group, Resource: resource},
+	}}
+	require.NoError(t, env.Client.Create(context.Background(), sar))
+	return sar.Status.Allowed
 }

@@ -38,7 +38,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
 		ServiceAccountName: gr.Spec.ServiceAccountName, Namespace: gr.Namespace,
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: sourceOf(gr),
-		// Check: checkChild,
+		Check: checkChild,
 	})
 	if res.Inventory != nil {
 		gr.Status.Inventory = res.Inventory

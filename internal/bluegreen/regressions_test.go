@@ -1,0 +1,101 @@
+package bluegreen
+
+import (
+	"strings"
+	"testing"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// Each sequence the explorer (or the issue that asked for it) found to
+// break an invariant, replayed on the model: each must now pass every
+// invariant and end as stated.
+var regressions = []struct {
+	name  string
+	mode  string
+	trail []string
+	want  v1alpha1.BlueGreenState
+	job   v1alpha1.JobState
+}{{
+	// The abort's suspend of green is applied, its status write lost; green
+	// then reports STABLE/RUNNING at its old generation. Deleting blue
+	// would leave nothing running.
+	name: "LostAbortWriteNeverDeletesTheRunningJob", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(toGreen, "operator acts on the spec of GREEN", "clock past the next deadline",
+		"reconcile, status write lost", "job becomes ready: GREEN", "reconcile"),
+	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+}, {
+	// The savepoint completes and the API server rejects the new colour:
+	// a failed rollout, not a retry loop.
+	name: "RejectedNewColourFailsTheRollout", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(activeBlue, "commit: a spec the cluster rejects", "reconcile", "savepoint completes", "reconcile", "reconcile"),
+	want:  v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+}, {
+	name: "RejectedFirstDeploymentFails", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: []string{"commit: a spec the cluster rejects", "reconcile", "reconcile"},
+	want:  v1alpha1.InitializingBlue, job: v1alpha1.JobFailing,
+}, {
+	// A denied savepoint request ends the attempt once; the stamped spec
+	// must count as handled within the same decision.
+	name: "DeniedSavepointIsNotRetriedInALoop", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(activeGreen, "commit: new image", "webhook denies savepoints (toggle)", "reconcile", "reconcile"),
+	want:  v1alpha1.ActiveGreen, job: v1alpha1.JobFailing,
+}, {
+	// With the status wiped, a first deployment of blue beside the running
+	// green would replace green's state with spec.template's.
+	name: "WipedStatusAdoptsTheRunningColour", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(activeGreen, "status wiped", "reconcile", "operator acts on the spec of BLUE", "job becomes ready: BLUE", "reconcile"),
+	want:  v1alpha1.ActiveGreen, job: v1alpha1.JobRunning,
+}, {
+	// A suspended job whose status was wiped holds its state in a
+	// savepoint; resuming it is in place, not a first deployment that a
+	// later change would restart from spec.template.
+	name: "WipedStatusAdoptsASuspendedJob", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(activeBlue, "commit: suspend", "reconcile", "operator acts on the spec of BLUE", "reconcile",
+		"status wiped", "commit: resume", "reconcile", "operator acts on the spec of BLUE", "job becomes ready: BLUE", "reconcile"),
+	want: v1alpha1.ActiveBlue, job: v1alpha1.JobRunning,
+}, {
+	// A retry requested during a first deployment must not restart it
+	// after it aborts (the transition would never end).
+	name: "RetryDuringATransitionIsAcknowledged", mode: v1alpha1.UpgradeModeStateless,
+	trail: []string{"reconcile", "commit: parallelism.default (in place)", "request bggitops.dev/retry-requested-at",
+		"clock past the next deadline", "reconcile", "clock past the next deadline", "reconcile"},
+	want: v1alpha1.InitializingBlue, job: v1alpha1.JobFailing,
+}, {
+	// A new colour that keeps crashing and coming back cannot hold the
+	// transition open past its deadline.
+	name: "FlappingNewColourAbortsAtTheDeadline", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(concatSteps(toGreen, "operator acts on the spec of GREEN"), flaps(20)...),
+	want:  v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+}}
+
+func concatSteps(prefix []string, more ...string) []string {
+	return append(prefix[:len(prefix):len(prefix)], more...)
+}
+
+func flaps(n int) []string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, "job becomes ready: GREEN", "reconcile", "job crashes: GREEN", "clock +700ms",
+			"reconcile", "job restarts from its checkpoint: GREEN")
+	}
+	return out
+}
+
+func TestExplorerRegressions(t *testing.T) {
+	for _, r := range regressions {
+		t.Run(r.name, func(t *testing.T) {
+			m := newModel(r.mode, false)
+			for i, name := range r.trail {
+				ok, err := eventByName(name).do(m)
+				if err != nil {
+					t.Fatalf("step %d %q: %v\nafter: %s\nstate: %s", i, name, err, strings.Join(r.trail[:i+1], " → "), m.describe())
+				}
+				_ = ok
+			}
+			if st := m.P.Status; st.BlueGreenState != r.want || st.JobStatus.State != r.job {
+				t.Fatalf("ends in %s, want %s/%s (error %q)", m.describe(), r.want, r.job, st.Error)
+			}
+		})
+	}
+}
