@@ -36,12 +36,7 @@ func (d *decider) initializing() {
 // keeps its state in a savepoint). A suspended child is adopted too: it
 // holds the state of a job that was suspended.
 func (d *decider) adopt() bool {
-	var pick *Child
-	for _, c := range []*Child{d.in.Blue, d.in.Green} {
-		if c != nil && !c.Deleting && (pick == nil || adoptBefore(c, pick)) {
-			pick = c
-		}
-	}
+	pick := d.adoptee()
 	if pick == nil {
 		return false
 	}
@@ -50,6 +45,17 @@ func (d *decider) adopt() bool {
 	d.event(true, "Adopted", "status.blueGreenState was empty while %s runs: %s is taken as the active deployment", pick.Name, pick.Name)
 	d.active(pick.Color)
 	return true
+}
+
+// adoptee is the child adopt takes over, nil when there is none.
+func (d *decider) adoptee() *Child {
+	var pick *Child
+	for _, c := range []*Child{d.in.Blue, d.in.Green} {
+		if c != nil && !c.Deleting && (pick == nil || adoptBefore(c, pick)) {
+			pick = c
+		}
+	}
+	return pick
 }
 
 // adoptBefore orders the candidates of adopt: running before suspended,
@@ -130,7 +136,7 @@ func (d *decider) settle(a *Child) {
 	case a.Ready():
 		d.setJob(v1alpha1.JobRunning, "")
 	default:
-		d.mirror(a)
+		d.setJob(v1alpha1.JobReconciling, "")
 	}
 }
 

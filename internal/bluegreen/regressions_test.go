@@ -67,6 +67,21 @@ var regressions = []struct {
 	name: "FlappingNewColourAbortsAtTheDeadline", mode: v1alpha1.UpgradeModeSavepoint,
 	trail: concatSteps(concatSteps(toGreen, "operator acts on the spec of GREEN"), flaps(20)...),
 	want:  v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+}, {
+	// A rejected in-place change decided on a wiped status must not take
+	// the running job for a first deployment and suspend it.
+	name: "RejectionAfterAWipedStatusKeepsTheRunningJob", mode: v1alpha1.UpgradeModeStateless,
+	trail: strings.Split("reconcile → status wiped → reconcile → commit: a spec the cluster rejects → commit: suspend → "+
+		"operator acts on the spec of BLUE → reconcile → status wiped → reconcile → commit: resume → reconcile → "+
+		"commit: new image → reconcile → commit: a spec the cluster rejects → reconcile", " → "),
+	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+}, {
+	// The resume was applied but its status write lost: the job is no
+	// longer suspended and must not be reported so.
+	name: "LostResumeWriteIsNotReportedSuspended", mode: v1alpha1.UpgradeModeStateless,
+	trail: strings.Split("reconcile → status wiped → commit: suspend → reconcile → status wiped → reconcile → "+
+		"commit: resume → reconcile, status write lost → reconcile", " → "),
+	want: v1alpha1.ActiveBlue, job: v1alpha1.JobReconciling,
 }}
 
 func concatSteps(prefix []string, more ...string) []string {

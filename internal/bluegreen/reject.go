@@ -9,6 +9,10 @@ import (
 // commit or a retry tries again), the running colour is left as it is, and
 // a new colour that got no further is suspended.
 func (d *decider) rejected(r *Rejection) {
+	if a := d.adoptee(); d.st.BlueGreenState == "" && a != nil {
+		// The status is gone (see adopt): the running child is the active one.
+		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(a.Color), a.Name
+	}
 	d.ackRetry()
 	d.resetMarkers()
 	d.st.TargetRevision = d.revision()

@@ -46,11 +46,7 @@ type FlinkBlueGreenReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	var reader client.Reader = r.Client
-	if r.APIReader != nil {
-		reader = r.APIReader
-	}
-	if err := reader.Get(ctx, req.NamespacedName, p); err != nil {
+	if err := r.reader().Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {
@@ -64,7 +60,7 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err != nil {
 		return ctrl.Result{}, r.stall(ctx, p, "InvalidSpec", err.Error())
 	}
-	if err := r.execute(ctx, p, dec.Actions); err != nil {
+	if dec, err = r.execute(ctx, p, dec); err != nil {
 		return ctrl.Result{}, err
 	}
 	observeMetrics(p, dec, in.Now)
@@ -84,6 +80,14 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
+// reader is the live reader (APIReader), or the client when there is none.
+func (r *FlinkBlueGreenReconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
+}
+
 // minPositive is the smaller of two requeue delays, 0 meaning none.
 func minPositive(a, b time.Duration) time.Duration {
 	if a == 0 || (b > 0 && b < a) {
@@ -100,12 +104,18 @@ func (r *FlinkBlueGreenReconciler) now() time.Time {
 }
 
 func (r *FlinkBlueGreenReconciler) observe(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, error) {
+	return r.observeWith(ctx, r.Client, p)
+}
+
+// observeWith observes the children through reader (the cache, or the API
+// server right after this reconcile's own writes).
+func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, error) {
 	in := bluegreen.Input{Parent: p, Now: r.now()}
 	var err error
-	if in.Blue, err = observeChild(ctx, r.Client, p, bluegreen.Blue); err != nil {
+	if in.Blue, err = observeChild(ctx, reader, p, bluegreen.Blue); err != nil {
 		return in, err
 	}
-	if in.Green, err = observeChild(ctx, r.Client, p, bluegreen.Green); err != nil {
+	if in.Green, err = observeChild(ctx, reader, p, bluegreen.Green); err != nil {
 		return in, err
 	}
 	if in.Snapshot, err = observeSnapshot(ctx, r.Client, p); err != nil {
@@ -164,13 +174,49 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 	return r.patchStatus(ctx, p, st)
 }
 
-func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, actions []bluegreen.Action) error {
-	for _, a := range actions {
-		if err := r.do(ctx, p, a); err != nil {
-			return fmt.Errorf("%s: %w", a.Type, err)
+// execute runs the decision's actions in order. An action the API server
+// rejects for good ends in the decision on that rejection (a failed
+// rollout, see bluegreen.Rejection), never in a retry loop.
+func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, dec bluegreen.Decision) (bluegreen.Decision, error) {
+	for _, a := range dec.Actions {
+		err := r.do(ctx, p, a)
+		if err == nil {
+			continue
+		}
+		if !rejected(err) {
+			return dec, fmt.Errorf("%s: %w", a.Type, err)
+		}
+		return r.onRejection(ctx, p, a, err.Error())
+	}
+	return dec, nil
+}
+
+// onRejection decides again, on the children as they are now (read from
+// the API server: the cache may not show this reconcile's own writes),
+// with the rejection, and runs that decision's actions.
+func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action, msg string) (bluegreen.Decision, error) {
+	in, err := r.observeWith(ctx, r.reader(), p)
+	if err != nil {
+		return bluegreen.Decision{}, err
+	}
+	in.Rejection = &bluegreen.Rejection{Action: a, Message: msg}
+	dec, err := bluegreen.Decide(in)
+	if err != nil {
+		return dec, err
+	}
+	for _, b := range dec.Actions {
+		if err := r.do(ctx, p, b); err != nil {
+			return dec, fmt.Errorf("%s after %s was rejected: %w", b.Type, a.Type, err)
 		}
 	}
-	return nil
+	return dec, nil
+}
+
+// rejected reports an error that retrying the same request cannot fix:
+// an invalid object, a bad request, or a refusal (RBAC, or an admission
+// webhook's denial).
+func rejected(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err)
 }
 
 func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action) error {

@@ -18,11 +18,14 @@ Licensed under the Apache License, Version 2.0.
 //     have a namespace, no two objects share an identity.
 //  2. Dry-run every object whose Namespace and kind already exist. An
 //     object in a Namespace, or of a CRD, that the same set creates cannot be
-//     dry-run before that Namespace or CRD exists; it is deferred. If any
-//     dry-run is rejected nothing is written.
+//     dry-run before that Namespace or CRD exists; it is deferred. Then
+//     Options.Check looks at every object that would be created or changed
+//     (the GitRepository reconciler dry-runs a FlinkBlueGreenDeployment's
+//     child there). If any dry-run or check rejects an object nothing is
+//     written.
 //  3. Apply the changed objects of stage 1 and wait for CRDs to be
 //     established.
-//  4. Dry-run the deferred objects. If one is rejected, stage 1 stays
+//  4. Dry-run and check the deferred objects. If one is rejected, stage 1 stays
 //     applied but nothing of stage 2 is written (the error says so).
 //  5. Apply the changed objects of stage 2.
 //  6. Prune objects of the previous inventory that are not in the set.
