@@ -128,6 +128,31 @@ func (d *decider) active(x Color) {
 	}
 }
 
+// inPlacePath is the initialSavepointPath of a child patched in place: its
+// own (the savepoint it was started from), unless the patch sets a new
+// savepointRedeployNonce: the Flink operator then redeploys from
+// initialSavepointPath, which must be the one the user chose (a resume
+// with a new nonce is RESUME, not SAVEPOINT_REDEPLOY, in Classify).
+func (d *decider) inPlacePath(c *Child) string {
+	if newRedeployNonce(c, d.spec) {
+		return d.templateSavepointPath()
+	}
+	if c.Spec.Job == nil {
+		return ""
+	}
+	return c.Spec.Job.InitialSavepointPath
+}
+
+// newRedeployNonce reports whether the spec sets a savepointRedeployNonce
+// the child does not have yet.
+func newRedeployNonce(c *Child, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) bool {
+	n := spec.Template.Spec.Job.SavepointRedeployNonce
+	if n == nil {
+		return false
+	}
+	return c.Spec.Job == nil || c.Spec.Job.SavepointRedeployNonce == nil || *c.Spec.Job.SavepointRedeployNonce != *n
+}
+
 // settle reports the active child's job once nothing is left to do.
 func (d *decider) settle(a *Child) {
 	switch {
@@ -182,11 +207,7 @@ func (d *decider) activeMissing(x Color, a *Child) {
 // suspended). It keeps the child's initialSavepointPath. Rollout windows
 // do not hold it back.
 func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
-	path := ""
-	if a.Spec.Job != nil {
-		path = a.Spec.Job.InitialSavepointPath
-	}
-	d.apply(d.desiredChild(x, path))
+	d.apply(d.desiredChild(x, d.inPlacePath(a)))
 	d.ackRetry()
 	d.stamp()
 	d.st.BlueGreenState = transitioningTo(x)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strconv"
 	"strings"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
@@ -193,7 +194,13 @@ func flattenInto(out map[string]string, prefix string, v any) {
 	case nil:
 		// Null and absent are the same.
 	case string:
+		// A string is not the number it spells ("1" vs 1: one of them the
+		// cluster may reject), except in flinkConfiguration, whose values
+		// Flink reads as strings either way.
 		out[prefix] = t
+		if !strings.HasPrefix(prefix, "flinkConfiguration.") {
+			out[prefix] = strconv.Quote(t)
+		}
 	case json.Number:
 		out[prefix] = t.String()
 	case bool:

@@ -105,16 +105,26 @@ func (m *model) operatorObserve(x *mChild) bool {
 		return true
 	}
 	run := mRun{}
+	nonce, newNonce := int64(0), false
+	if n := x.Spec.Job.SavepointRedeployNonce; n != nil {
+		nonce, newNonce = *n, *n != x.Nonce
+	}
+	x.Nonce = nonce
 	switch {
+	case x.Deployed && newNonce:
+		// A new savepointRedeployNonce redeploys from initialSavepointPath.
+		run.From, run.Chosen = m.token(x.Spec.Job.InitialSavepointPath), true
+		x.Upgrade = run.From
 	case !x.Deployed:
 		if p := x.Spec.Job.InitialSavepointPath; p != "" {
 			run.From = m.token(p)
 		}
-		x.Deployed, x.Upgrade = true, run.From
+		x.Deployed, x.Upgrade, x.FirstPath = true, run.From, x.Spec.Job.InitialSavepointPath
+		run.Chosen = x.Spec.Job.SavepointRedeployNonce != nil
 	case stateful:
 		run = mRun{From: x.Upgrade, Cont: true}
 	default:
-		run.Stateless = true
+		run.Chosen = true
 	}
 	id := m.next("run")
 	m.Runs[id] = run
@@ -206,7 +216,8 @@ func request(key string) mEvent {
 var userEvents = concat([]mEvent{
 	edit("commit: new image", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = fmt.Sprintf("flink:%d", len(s.Image)) }),
 	edit("commit: parallelism.default (in place)", func(s *v1alpha1.FlinkDeploymentSpec) {
-		s.FlinkConfiguration = rawJSON(fmt.Sprintf(`{"parallelism.default":"%d"}`, len(s.FlinkConfiguration.Raw)))
+		s.FlinkConfiguration = rawJSON(fmt.Sprintf(`{"taskmanager.numberOfTaskSlots":"2","state.savepoints.dir":"file:///sp",`+
+			`"parallelism.default":"%d"}`, len(s.FlinkConfiguration.Raw)))
 	}),
 	edit("commit: suspend", func(s *v1alpha1.FlinkDeploymentSpec) { s.Job.State = v1alpha1.JobStateSuspended }),
 	edit("commit: resume", func(s *v1alpha1.FlinkDeploymentSpec) { s.Job.State = v1alpha1.JobStateRunning }),
@@ -224,6 +235,21 @@ var userEvents = concat([]mEvent{
 		}
 		s.Job.SavepointRedeployNonce = &n
 	}),
+	edit("commit: redeploy from another savepoint", func(s *v1alpha1.FlinkDeploymentSpec) {
+		n := int64(1)
+		if s.Job.SavepointRedeployNonce != nil {
+			n = *s.Job.SavepointRedeployNonce + 1
+		}
+		s.Job.SavepointRedeployNonce, s.Job.InitialSavepointPath = &n, fmt.Sprintf("/user/chosen-%d", n)
+	}),
+	edit("commit: resume from another savepoint", func(s *v1alpha1.FlinkDeploymentSpec) {
+		n := int64(1)
+		if s.Job.SavepointRedeployNonce != nil {
+			n = *s.Job.SavepointRedeployNonce + 1
+		}
+		s.Job.State = v1alpha1.JobStateRunning
+		s.Job.SavepointRedeployNonce, s.Job.InitialSavepointPath = &n, fmt.Sprintf("/user/chosen-%d", n)
+	}),
 	edit("commit: a spec the cluster rejects", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = invalidImage }),
 	request(v1alpha1.PromoteRequestedAtAnnotation),
 	request(v1alpha1.AbortRequestedAtAnnotation),
@@ -234,6 +260,7 @@ var userEvents = concat([]mEvent{
 		return true, nil
 	}},
 	{"webhook denies savepoints (toggle)", func(m *model) (bool, error) { m.DenySnap = !m.DenySnap; return true, nil }},
+	{"RBAC forbids deletes (toggle)", func(m *model) (bool, error) { m.DenyDel = !m.DenyDel; return true, nil }},
 },
 	perChild("deleted by hand:", func(m *model, x *mChild) bool {
 		if x.Deleting {

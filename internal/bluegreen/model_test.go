@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ type model struct {
 	// a user (zero outside transitions): the liveness clock.
 	Since    time.Time
 	DenySnap bool   // an admission webhook denies FlinkStateSnapshots
+	DenyDel  bool   // RBAC forbids deleting FlinkDeployments
 	RejKey   string // the request whose rejection is recorded in status
 }
 
@@ -54,6 +56,8 @@ type mChild struct {
 	Run            string // the current job run, "" when none
 	Upgrade        string // what the operator restores from (upgradeSavepointPath)
 	Deployed       bool   // the first deployment happened
+	Nonce          int64  // the savepointRedeployNonce the operator last acted on
+	FirstPath      string // the initialSavepointPath of its first deployment
 	Deleting       bool
 	Created        int
 }
@@ -61,8 +65,9 @@ type mChild struct {
 type mRun struct {
 	From string // the run or "user:<path>" it restored from; "" is empty state
 	Cont bool   // it continues From on the same child (the job's own state)
-	// Stateless: started without state because the spec said so.
-	Stateless bool
+	// Chosen: started without the latest state because the spec said so
+	// (a stateless upgrade mode, or a savepoint redeploy).
+	Chosen bool
 }
 
 type mSnap struct{ Job, State, Path string }
@@ -139,11 +144,11 @@ func (m *model) key() uint64 {
 		N    map[string]*mSnap
 		R, T int
 		H    string
-		D    bool
+		D, E bool
 		K    string
 		W    time.Time
 	}{m.P.Status, m.P.Generation, m.P.Annotations, upgradeMode(&m.P.Spec.Template.Spec) + jobState(&m.P.Spec.Template.Spec) + m.P.Spec.Template.Spec.Image,
-		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.RejKey, m.Since})
+		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey, m.Since})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -223,7 +228,10 @@ func (m *model) rejected(a Action, msg string) error {
 	}
 	for _, b := range d.Actions {
 		if m.rejects(b) != "" {
-			return fmt.Errorf("the decision on a rejection makes a rejected request: %s", describeActions([]Action{b}))
+			if reflect.DeepEqual(b, a) {
+				return fmt.Errorf("the decision on a rejection makes the rejected request again: %s", describeActions([]Action{b}))
+			}
+			return nil // the adapter marks the parent Stalled and retries later
 		}
 		if err := m.act(b); err != nil {
 			return err
@@ -248,6 +256,8 @@ func (m *model) rejects(a Action) string {
 		return `FlinkDeployment.flink.apache.org "` + a.Child.Name + `" is invalid: spec.image: Invalid value`
 	case a.Type == CreateSnapshot && m.DenySnap:
 		return `admission webhook "validationwebhook.flink.apache.org" denied the request`
+	case a.Type == DeleteChild && m.DenyDel:
+		return `flinkdeployments.flink.apache.org "` + a.ChildName + `" is forbidden: cannot delete`
 	}
 	return ""
 }
@@ -392,7 +402,7 @@ func (m *model) exempt(r string) bool {
 		return true
 	}
 	for a, n := r, 0; a != "" && n < 100; a, n = m.Runs[a].From, n+1 {
-		if m.Runs[a].Stateless || a == "user:"+tpl.Job.InitialSavepointPath && tpl.Job.SavepointRedeployNonce != nil {
+		if m.Runs[a].Chosen || a == "user:"+tpl.Job.InitialSavepointPath && tpl.Job.SavepointRedeployNonce != nil {
 			return true
 		}
 	}
@@ -448,8 +458,7 @@ func (m *model) checkLineage() error {
 	}
 	switch {
 	case m.Holder == "":
-		if p := x.Spec.Job.InitialSavepointPath; p != "" && upgradeMode(&x.Spec) != v1alpha1.UpgradeModeStateless &&
-			!m.descends(x.Run, m.token(p)) {
+		if p := x.FirstPath; p != "" && !m.exempt(x.Run) && !m.descends(x.Run, m.token(p)) {
 			return fmt.Errorf("first active job %s did not start from initialSavepointPath %s", x.Name, p)
 		}
 	case !m.carries(x.Run) && !m.exempt(x.Run):
@@ -485,7 +494,8 @@ func (m *model) checkLiveness() error {
 		m.Since = time.Time{}
 		return nil
 	}
-	if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Reason == "WaitingForPromotion" {
+	promotePending := m.P.Annotations[v1alpha1.PromoteRequestedAtAnnotation] != st.LastHandledPromoteAt
+	if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Reason == "WaitingForPromotion" && !promotePending {
 		m.Since = time.Time{}
 		return nil
 	}

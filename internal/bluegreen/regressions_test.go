@@ -11,8 +11,9 @@ import (
 // break an invariant, replayed on the model: each must now pass every
 // invariant and end as stated.
 var regressions = []struct {
-	name  string
-	mode  string
+	name   string
+	mode   string
+	manual bool
 	trail []string
 	want  v1alpha1.BlueGreenState
 	job   v1alpha1.JobState
@@ -82,6 +83,29 @@ var regressions = []struct {
 	trail: strings.Split("reconcile → status wiped → commit: suspend → reconcile → status wiped → reconcile → "+
 		"commit: resume → reconcile, status write lost → reconcile", " → "),
 	want: v1alpha1.ActiveBlue, job: v1alpha1.JobReconciling,
+}, {
+	// Manual promotion with a deletion delay: a promotion requested before
+	// the delay has passed is carried out when it has (it was
+	// acknowledged early and lost).
+	name: "PromotionDuringTheDeletionDelayIsCarriedOut", mode: v1alpha1.UpgradeModeSavepoint, manual: true,
+	trail: concatSteps(toGreen, "operator acts on the spec of GREEN", "request "+v1alpha1.PromoteRequestedAtAnnotation,
+		"job becomes ready: GREEN", "reconcile", "clock past the next deadline", "reconcile"),
+	want: v1alpha1.ActiveGreen, job: v1alpha1.JobRunning,
+}, {
+	// Resuming a suspended job from a chosen savepoint (state running, a
+	// new savepointRedeployNonce and initialSavepointPath in one commit)
+	// must give the operator the chosen path: it redeploys from it.
+	name: "ResumeWithANewRedeployNonceUsesTheChosenPath", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(activeGreen, "commit: suspend", "reconcile", "operator acts on the spec of GREEN", "reconcile",
+		"commit: resume from another savepoint", "reconcile", "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile"),
+	want: v1alpha1.ActiveGreen, job: v1alpha1.JobRunning,
+}, {
+	// A refused delete at the cut-over ends the transition: blue keeps
+	// running, green is suspended (no transition held open).
+	name: "RefusedDeleteAtTheCutOverAborts", mode: v1alpha1.UpgradeModeSavepoint,
+	trail: concatSteps(toGreen, "operator acts on the spec of GREEN", "job becomes ready: GREEN", "RBAC forbids deletes (toggle)",
+		"reconcile", "clock past the next deadline", "reconcile", "reconcile"),
+	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
 }}
 
 func concatSteps(prefix []string, more ...string) []string {
@@ -100,7 +124,7 @@ func flaps(n int) []string {
 func TestExplorerRegressions(t *testing.T) {
 	for _, r := range regressions {
 		t.Run(r.name, func(t *testing.T) {
-			m := newModel(r.mode, false)
+			m := newModel(r.mode, r.manual)
 			for i, name := range r.trail {
 				ok, err := eventByName(name).do(m)
 				if err != nil {

@@ -15,22 +15,25 @@ func (d *decider) rejected(r *Rejection) {
 	}
 	d.ackRetry()
 	d.resetMarkers()
+	d.stamp()
 	d.st.TargetRevision = d.revision()
 	switch r.Action.Type {
 	case CreateSnapshot:
-		d.stamp()
 		x := d.colorOf(r.Action.Snapshot.JobName)
 		d.savepointFailed(x, "SavepointRejected", "the API server rejected savepoint "+r.Action.Snapshot.Name+": "+r.Message)
 	case ApplyChild:
-		d.stamp()
 		d.childRejected(r.Action.Child, "the API server rejected FlinkDeployment "+r.Action.Child.Name+": "+r.Message)
 	default:
-		d.deleteRejected(r.Action.ChildName, r.Message)
+		d.deleteRejected(r.Action.ChildName, "the API server refused to delete FlinkDeployment "+r.Action.ChildName+": "+r.Message)
 	}
 }
 
+func retryHint(d *decider) string {
+	return "Fix the cause and push a new commit, or run " + d.cmd("retry") + " to try again"
+}
+
 func (d *decider) childRejected(cs *ChildSpec, cause string) {
-	retry := "Fix the spec and push a new commit, or run " + d.cmd("retry") + " to try again"
+	retry := retryHint(d)
 	a := d.runningActive()
 	switch {
 	case a != nil && a.Name == cs.Name:
@@ -50,12 +53,22 @@ func (d *decider) childRejected(cs *ChildSpec, cause string) {
 	d.event(true, "Rejected", "%s", d.st.Error)
 }
 
-// deleteRejected: a delete the API server refuses (RBAC, a webhook) is
-// shown and tried again at every interval; nothing else moves meanwhile.
-func (d *decider) deleteRejected(name, msg string) {
-	d.fail("the API server refused to delete FlinkDeployment " + name + ": " + msg + "; retrying every " + d.t.interval.String())
+// deleteRejected: a delete the API server refuses (RBAC, a webhook) ends
+// what needed it: the active colour keeps running, the other is
+// suspended (a cut-over, a restart of the new colour), and a new commit or
+// a retry tries again.
+func (d *decider) deleteRejected(name, cause string) {
+	a := d.runningActive()
+	if a == nil {
+		d.suspendChild(d.child(d.colorOf(name)))
+		d.st.BlueGreenState, d.st.ActiveDeployment = v1alpha1.InitializingBlue, ""
+		d.fail(cause + ". " + retryHint(d))
+	} else {
+		d.suspendChild(d.child(a.Color.Other()))
+		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
+		d.fail(cause + "; " + a.Name + " keeps running. " + retryHint(d))
+	}
 	d.event(true, "DeleteRejected", "%s", d.st.Error)
-	d.requeue(d.t.interval)
 }
 
 // runningActive is the child that runs the active job according to the

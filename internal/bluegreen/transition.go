@@ -128,10 +128,7 @@ func (d *decider) reapplyPath(kind transitionKind, tc, oc *Child) (string, bool)
 		if dt := Classify(d.baseOf(tc), d.spec).Type; dt == DiffTransition || dt == DiffSavepointRedeploy {
 			return "", false
 		}
-		if tc.Spec.Job == nil {
-			return "", true
-		}
-		return tc.Spec.Job.InitialSavepointPath, true
+		return d.inPlacePath(tc), true
 	}
 	if Classify(d.baseOf(oc), d.spec).Type == DiffSavepointRedeploy || !d.stateful() {
 		return d.templateSavepointPath(), true
@@ -219,14 +216,16 @@ func (d *decider) targetReady(kind transitionKind, t Color, tc, oc *Child) {
 		d.waitForPromotion(t, tc, oc, first)
 		return
 	}
-	if d.promoteRequested() {
-		d.ackPromote()
-	}
 	if at := d.st.DeploymentReadyTimestamp.Add(d.t.deletionDelay); d.now.Before(at) {
+		// A promotion is acknowledged at the cut-over, not before: until
+		// then it is still pending.
 		d.setJob(v1alpha1.JobReconciling, "")
 		d.progressing("WaitingForDeletionDelay", "%s is ready; deleting %s at %s", tc.Name, oc.Name, at.UTC().Format("2006-01-02T15:04:05Z"))
 		d.requeue(at.Sub(d.now))
 		return
+	}
+	if d.promoteRequested() {
+		d.ackPromote()
 	}
 	d.deleteChild(t.Other())
 	d.finalize(kind, t, tc)

@@ -8,6 +8,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -52,15 +53,19 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	in, err := r.observe(ctx, p)
-	if err != nil {
+	in, dec, err := r.decide(ctx, p)
+	var invalid invalidSpecError
+	switch {
+	case errors.As(err, &invalid):
+		return ctrl.Result{}, r.stall(ctx, p, "InvalidSpec", invalid.Error())
+	case err != nil:
 		return r.observeFailed(ctx, p, err)
 	}
-	dec, err := bluegreen.Decide(in)
-	if err != nil {
-		return ctrl.Result{}, r.stall(ctx, p, "InvalidSpec", err.Error())
-	}
 	if dec, err = r.execute(ctx, p, dec); err != nil {
+		var twice rejectedAgainError
+		if errors.As(err, &twice) {
+			return ctrl.Result{RequeueAfter: time.Minute}, r.stall(ctx, p, "ActionRejected", err.Error())
+		}
 		return ctrl.Result{}, err
 	}
 	observeMetrics(p, dec, in.Now)
@@ -103,8 +108,35 @@ func (r *FlinkBlueGreenReconciler) now() time.Time {
 	return time.Now()
 }
 
-func (r *FlinkBlueGreenReconciler) observe(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, error) {
-	return r.observeWith(ctx, r.Client, p)
+// invalidSpecError is a spec Decide refuses (it can never work).
+type invalidSpecError struct{ error }
+
+// rejectedAgainError: the decision on a rejection was itself refused.
+type rejectedAgainError struct{ error }
+
+// decide observes the children through the cache and decides. A decision
+// that would act or change the status is made again on the children read
+// from the API server: the cache may not show this controller's last
+// writes yet, and a child seen at its previous generation would look
+// ready for a spec it has never run. Idle reconciles stay on the cache.
+func (r *FlinkBlueGreenReconciler) decide(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, bluegreen.Decision, error) {
+	in, dec, err := r.decideWith(ctx, r.Client, p)
+	if err != nil || len(dec.Actions) == 0 && equality.Semantic.DeepEqual(dec.Status, p.Status) || r.APIReader == nil {
+		return in, dec, err
+	}
+	return r.decideWith(ctx, r.APIReader, p)
+}
+
+func (r *FlinkBlueGreenReconciler) decideWith(ctx context.Context, reader client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, bluegreen.Decision, error) {
+	in, err := r.observeWith(ctx, reader, p)
+	if err != nil {
+		return in, bluegreen.Decision{}, err
+	}
+	dec, err := bluegreen.Decide(in)
+	if err != nil {
+		return in, dec, invalidSpecError{err}
+	}
+	return in, dec, nil
 }
 
 // observeWith observes the children through reader (the cache, or the API
@@ -118,7 +150,7 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 	if in.Green, err = observeChild(ctx, reader, p, bluegreen.Green); err != nil {
 		return in, err
 	}
-	if in.Snapshot, err = observeSnapshot(ctx, r.Client, p); err != nil {
+	if in.Snapshot, err = observeSnapshot(ctx, reader, p); err != nil {
 		return in, err
 	}
 	in.Window, err = r.window(ctx, p, in.Now)
@@ -206,7 +238,11 @@ func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.
 	}
 	for _, b := range dec.Actions {
 		if err := r.do(ctx, p, b); err != nil {
-			return dec, fmt.Errorf("%s after %s was rejected: %w", b.Type, a.Type, err)
+			err = fmt.Errorf("%s was rejected (%s), and so was %s: %w", a.Type, msg, b.Type, err)
+			if rejected(err) {
+				return dec, rejectedAgainError{err}
+			}
+			return dec, err
 		}
 	}
 	return dec, nil
@@ -216,7 +252,15 @@ func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.
 // an invalid object, a bad request, or a refusal (RBAC, or an admission
 // webhook's denial).
 func rejected(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err)
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || schemaMismatch(err)
+}
+
+// schemaMismatch: the API server answers a server-side apply whose object
+// does not fit the CRD's schema (a string where a number is required)
+// with 500 "failed to create typed patch object", not 422 (seen with
+// kube-apiserver v1.37).
+func schemaMismatch(err error) bool {
+	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed to create typed patch object")
 }
 
 func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action) error {
