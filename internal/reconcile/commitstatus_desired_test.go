@@ -8,11 +8,14 @@ package reconcile
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/status"
 )
 
@@ -112,4 +115,31 @@ func TestRecordsAcknowledgeOnce(t *testing.T) {
 		records = mergeRecords(records, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: string(rune('a' + i)), State: "success"}})
 	}
 	assert.Len(t, records, maxRecords)
+}
+
+// A rejected new colour is a failure of the rejected revision, with the
+// API server's message, through the same decision the controller makes.
+func TestRejectionIsARolloutFailureOfItsRevision(t *testing.T) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	p.Namespace, p.Name, p.Generation = "flink", "job", 2
+	p.Annotations = map[string]string{v1alpha1.RevisionAnnotation: revB}
+	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{JarURI: "local:///job.jar", UpgradeMode: v1alpha1.UpgradeModeStateless}
+	p.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "job-blue",
+		ActiveRevision: revA, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning}}
+	blue := &bluegreen.Child{Name: "job-blue", Color: bluegreen.Blue, Revision: revA, Generation: 1, ObservedGeneration: 1,
+		LifecycleState: bluegreen.LifecycleStable, JobState: bluegreen.JobRunning, Spec: v1alpha1.FlinkDeploymentSpec{Image: "old",
+			Job: &v1alpha1.JobSpec{JarURI: "local:///job.jar", UpgradeMode: v1alpha1.UpgradeModeStateless}}}
+	in := bluegreen.Input{Parent: p, Blue: blue, Window: bluegreen.Window{Open: true}, Now: time.Now()}
+	dec, err := bluegreen.Decide(in)
+	require.NoError(t, err)
+	require.Len(t, dec.Actions, 1, "the stateless change starts green")
+	in.Rejection = &bluegreen.Rejection{Action: dec.Actions[0], Message: "spec.image: Invalid value"}
+	dec, err = bluegreen.Decide(in)
+	require.NoError(t, err)
+	p.Status = dec.Status
+	got := rolloutDesired(p)
+	require.Len(t, got, 1)
+	assert.Equal(t, revB, got[0].Revision)
+	assert.Equal(t, status.StateFailure, got[0].Status.State)
+	assert.Contains(t, got[0].Status.Description, "spec.image: Invalid value")
 }

@@ -122,7 +122,14 @@ func TestSpecChangeDuringTransitionIsCarriedToTheNewColour(t *testing.T) {
 	assert.Equal(t, "flink:1.20.2", nested(green, "spec", "image"))
 	assert.Equal(t, revision(3), getFBGD(t, ns, "job").Status.ActiveRevision)
 	assert.Contains(t, getFBGD(t, ns, "job").Status.LastReconciledSpec, "flink:1.20.2")
-	_ = blueJob
+	// The re-specced green is deployed anew from blue's savepoint (the
+	// Flink operator reads initialSavepointPath only on a first deployment).
+	restored, ok := sim.Lineage().Job(jobID(ns, "job-green"))
+	require.True(t, ok)
+	sp, ok := sim.Lineage().Savepoint(restored.RestoredFrom)
+	require.True(t, ok, "green's job restored from a savepoint, not %q", restored.RestoredFrom)
+	assert.Equal(t, blueJob, sp.JobID, "a savepoint of blue's job")
+	assert.Equal(t, sp.Offset, restored.StartOffset, "carrying its offset")
 }
 
 // §4.11 verifyFailureBeforeFirstDeployment

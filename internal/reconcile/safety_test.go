@@ -188,3 +188,20 @@ func reportStaleReady(t testing.TB, ns, name string) {
 		t.Errorf("report %s ready: %v", name, err)
 	}
 }
+
+// A new colour whose job keeps crashing and coming back (the simulator's
+// flap fault) cannot hold the transition open: it aborts at the deadline
+// it got when it started, and blue keeps running.
+func TestFlappingNewColourAbortsAtItsDeadline(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	blueJob := deployBlue(t, ns, "job")
+	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-flap": "1s"`, func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "1500ms"
+	})
+	eventually(t, ns, "the abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
+	assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "not ready within")
+	assert.Equal(t, blueJob, jobID(ns, "job-blue"), "blue's job ran throughout")
+	green, _ := child(ns, "job-green")
+	assert.Equal(t, "suspended", nested(green, "spec", "job", "state"))
+}
