@@ -17,5 +17,17 @@
 // creation), then writes Decision.Status if it differs from the observed
 // status, emits the events and requeues. Every decision is idempotent, so
 // a crash between the actions and the status write repeats the same
-// actions with the same names.
+// actions with the same names. The adapter's side of the contract:
+//
+//   - a decision that acts or changes the status is made on children read
+//     from the API server, not from a cache that may not show the last
+//     writes yet (a child at its previous generation looks ready);
+//   - an action the API server refuses for good (invalid, bad request,
+//     forbidden, a webhook's denial) is not retried: Decide is called again
+//     on a fresh observation with Input.Rejection, which turns it into a
+//     failed rollout.
+//
+// The tests hold Decide to its promises in a model of everything around it
+// (model_test.go, explore_test.go): an exhaustive search of every sequence
+// of events to a bounded depth from each state, and long random walks.
 package bluegreen
