@@ -14,9 +14,9 @@ var regressions = []struct {
 	name   string
 	mode   string
 	manual bool
-	trail []string
-	want  v1alpha1.BlueGreenState
-	job   v1alpha1.JobState
+	trail  []string
+	want   v1alpha1.BlueGreenState
+	job    v1alpha1.JobState
 }{{
 	// The abort's suspend of green is applied, its status write lost; green
 	// then reports STABLE/RUNNING at its old generation. Deleting blue
