@@ -148,8 +148,11 @@ func TestRandomWalksWithFaults(t *testing.T) {
 
 func walk(t *testing.T, seed int64, steps int, events []mEvent) int {
 	r := rand.New(rand.NewSource(seed))
-	mode, manual := modes[r.Intn(len(modes))], r.Intn(3) == 0
+	mode, manual, noPath := modes[r.Intn(len(modes))], r.Intn(3) == 0, r.Intn(3) == 0
 	m := newModel(mode, manual)
+	if noPath {
+		m.P.Spec.Template.Spec.Job.InitialSavepointPath = ""
+	}
 	var trail []string
 	for i := 0; i < steps; i++ {
 		e := events[r.Intn(len(events))]
@@ -162,10 +165,10 @@ func walk(t *testing.T, seed int64, steps int, events []mEvent) int {
 		}
 		trail = append(trail, e.name)
 		if err != nil {
-			trail = shortest(mode, manual, trail)
-			m, err = replay(mode, manual, trail)
-			t.Fatalf("violation (seed %d, %s, promotion %s): %v\nafter: %s\nstate: %s", seed, mode,
-				m.P.PromotionMode(), err, strings.Join(trail, " → "), m.describe())
+			trail = shortest(mode, manual, noPath, trail)
+			m, err = replay(mode, manual, noPath, trail)
+			t.Fatalf("violation (seed %d, %s, promotion %s, no initialSavepointPath %v): %v\nafter: %s\nstate: %s", seed, mode,
+				m.P.PromotionMode(), noPath, err, strings.Join(trail, " → "), m.describe())
 		}
 	}
 	return len(trail)
@@ -173,8 +176,11 @@ func walk(t *testing.T, seed int64, steps int, events []mEvent) int {
 
 // replay runs a trail of events on a new model; the error is the
 // violation it ends in.
-func replay(mode string, manual bool, trail []string) (*model, error) {
+func replay(mode string, manual, noPath bool, trail []string) (*model, error) {
 	m := newModel(mode, manual)
+	if noPath {
+		m.P.Spec.Template.Spec.Job.InitialSavepointPath = ""
+	}
 	for _, name := range trail {
 		if ok, err := eventByName(name).do(m); ok && err != nil {
 			return m, err
@@ -184,10 +190,10 @@ func replay(mode string, manual bool, trail []string) (*model, error) {
 }
 
 // shortest removes events from a failing trail while it still fails.
-func shortest(mode string, manual bool, trail []string) []string {
+func shortest(mode string, manual, noPath bool, trail []string) []string {
 	for i := len(trail) - 1; i >= 0; i-- {
 		cand := append(trail[:i:i], trail[i+1:]...)
-		if _, err := replay(mode, manual, cand); err != nil {
+		if _, err := replay(mode, manual, noPath, cand); err != nil {
 			trail = cand
 		}
 	}

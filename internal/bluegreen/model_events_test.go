@@ -189,8 +189,13 @@ func (m *model) nextDeadline() time.Time {
 
 // edit is a new commit: a spec change with a new revision.
 func edit(name string, f func(s *v1alpha1.FlinkDeploymentSpec)) mEvent {
+	return editParent(name, func(p *v1alpha1.FlinkBlueGreenDeploymentSpec) { f(&p.Template.Spec) })
+}
+
+// editParent is a new commit that may change the parent's own fields.
+func editParent(name string, f func(s *v1alpha1.FlinkBlueGreenDeploymentSpec)) mEvent {
 	return mEvent{name, func(m *model) (bool, error) {
-		f(&m.P.Spec.Template.Spec)
+		f(&m.P.Spec)
 		m.P.Generation++
 		m.P.Annotations[v1alpha1.RevisionAnnotation] = m.next("r")
 		m.userChange()
@@ -249,6 +254,25 @@ var userEvents = concat([]mEvent{
 		}
 		s.Job.State = v1alpha1.JobStateRunning
 		s.Job.SavepointRedeployNonce, s.Job.InitialSavepointPath = &n, fmt.Sprintf("/user/chosen-%d", n)
+	}),
+	edit("commit: initialSavepointPath (in place)", func(s *v1alpha1.FlinkDeploymentSpec) {
+		s.Job.InitialSavepointPath = fmt.Sprintf("/user/other-%d", len(s.Job.InitialSavepointPath))
+	}),
+	editParent("commit: promotion mode Automatic<->Manual", func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		if s.Promotion != nil && s.Promotion.Mode == v1alpha1.PromotionManual {
+			s.Promotion = nil
+		} else {
+			s.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+		}
+	}),
+	editParent("commit: shorter/longer timers", func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		if s.Configuration[v1alpha1.DeploymentDeletionDelayKey] == "0" {
+			s.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "500 ms"
+			s.Configuration[v1alpha1.AbortGracePeriodKey] = mGrace.String()
+		} else {
+			s.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "0"
+			s.Configuration[v1alpha1.AbortGracePeriodKey] = "4s"
+		}
 	}),
 	edit("commit: a spec the cluster rejects", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = invalidImage }),
 	request(v1alpha1.PromoteRequestedAtAnnotation),
