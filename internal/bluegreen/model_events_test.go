@@ -97,8 +97,10 @@ func (m *model) operatorObserve(x *mChild) bool {
 	}
 	x.ObsGen = x.Gen
 	stateful := upgradeMode(&x.Spec) != v1alpha1.UpgradeModeStateless
-	if stateful && x.Run != "" {
-		x.Upgrade = x.Run // the savepoint (or checkpoint) of the stopped job
+	if x.Run != "" {
+		// A stateful stop keeps the job's state in a savepoint; a
+		// stateless one drops it, by the spec's choice.
+		x.Upgrade, x.Dropped = x.Run, !stateful
 	}
 	if jobState(&x.Spec) == v1alpha1.JobStateSuspended {
 		x.Run, x.Lifecycle, x.Job = "", LifecycleSuspended, "SUSPENDED"
@@ -122,7 +124,7 @@ func (m *model) operatorObserve(x *mChild) bool {
 		x.Deployed, x.Upgrade, x.FirstPath = true, run.From, x.Spec.Job.InitialSavepointPath
 		run.Chosen = x.Spec.Job.SavepointRedeployNonce != nil
 	case stateful:
-		run = mRun{From: x.Upgrade, Cont: true}
+		run = mRun{From: x.Upgrade, Cont: true, Chosen: x.Dropped}
 	default:
 		run.Chosen = true
 	}

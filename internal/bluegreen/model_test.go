@@ -58,6 +58,7 @@ type mChild struct {
 	Deployed       bool   // the first deployment happened
 	Nonce          int64  // the savepointRedeployNonce the operator last acted on
 	FirstPath      string // the initialSavepointPath of its first deployment
+	Dropped        bool   // the last stop was stateless: Upgrade holds no state
 	Deleting       bool
 	Created        int
 }
