@@ -60,9 +60,12 @@ func newImage(t *testing.T, env *testenv.Env, ns, image, rev, newChild string) {
 		p.Annotations[v1alpha1.RevisionAnnotation] = rev
 		return env.Client.Update(context.Background(), p) == nil
 	}, 5*time.Second, 50*time.Millisecond)
+	// The new colour of this commit (not a previous one still being
+	// deleted under the same name) runs.
 	eventually(t, newChild+" ready beside the old colour", func() bool {
 		c, ok := flinkChild(env, ns, newChild)
-		return ok && nestedString(c, "status", "jobStatus", "state") == "RUNNING"
+		return ok && c.GetDeletionTimestamp() == nil && nestedString(c, "spec", "image") == image &&
+			nestedString(c, "status", "jobStatus", "state") == "RUNNING"
 	})
 }
 
