@@ -359,18 +359,7 @@ func (m *model) line() map[string]bool {
 
 // carries reports whether run r was started, directly or through other
 // runs, from the state of the holder's line.
-func (m *model) carries(r string) bool {
-	if m.Holder == "" || r == "" {
-		return false
-	}
-	line := m.line()
-	for a, n := r, 0; a != "" && n < 100; a, n = m.Runs[a].From, n+1 {
-		if line[a] {
-			return true
-		}
-	}
-	return false
-}
+func (m *model) carries(r string) bool { return m.reachesLine(r, false) }
 
 // holds reports whether child x has the latest state, in its job or in the
 // savepoint it would restore from: its own state continues the holder's
@@ -380,6 +369,12 @@ func (m *model) holds(x *mChild) bool {
 	if r == "" {
 		r = x.Upgrade
 	}
+	return m.reachesLine(r, true)
+}
+
+// reachesLine walks the runs r restored from, back to the holder's line;
+// ownOnly stops at the first run started from another job's savepoint.
+func (m *model) reachesLine(r string, ownOnly bool) bool {
 	if m.Holder == "" || r == "" {
 		return false
 	}
@@ -388,7 +383,7 @@ func (m *model) holds(x *mChild) bool {
 		if line[a] {
 			return true
 		}
-		if !m.Runs[a].Cont {
+		if ownOnly && !m.Runs[a].Cont {
 			return false
 		}
 	}
