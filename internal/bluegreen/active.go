@@ -13,7 +13,7 @@ func (d *decider) initializing() {
 	d.st.BlueGreenState = v1alpha1.InitializingBlue
 	d.st.ActiveDeployment = ""
 	d.ackIdleRequests()
-	if d.templateSuspended() {
+	if d.spec.Template.Spec.Suspended() {
 		d.initialSuspended()
 		return
 	}
@@ -115,16 +115,16 @@ func (d *decider) active(x Color) {
 		d.mirror(a)
 		return
 	}
-	diff := Classify(d.baseOf(a), d.spec)
+	rollout, diff := Plan(d.baseOf(a), d.spec)
 	switch {
-	case diff.Type == DiffIgnore:
+	case rollout == RolloutNothing:
 		d.ackRetry()
 		d.stamp()
 		d.settle(a)
-	case a.suspendedSpec() || diff.Type == DiffSuspend || diff.Type == DiffResume || diff.Type == DiffPatchChild:
+	case rollout.InPlace():
 		d.patchInPlace(x, a, diff)
 	default:
-		d.startTransition(x, a, diff)
+		d.startTransition(x, a, rollout, diff)
 	}
 }
 
@@ -222,10 +222,9 @@ func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
 }
 
 // startTransition starts a blue/green transition from X, with a
-// savepoint unless the upgrade mode is stateless or the change is a
-// savepoint redeploy. It needs a ready X, no leftover of the other colour
-// being deleted, and an open rollout window.
-func (d *decider) startTransition(x Color, a *Child, diff Diff) {
+// savepoint if the rollout asks for one. It needs a ready X, no leftover
+// of the other colour being deleted, and an open rollout window.
+func (d *decider) startTransition(x Color, a *Child, rollout Rollout, diff Diff) {
 	y := x.Other()
 	if !a.Ready() {
 		d.waitForActive(a, y)
@@ -240,7 +239,7 @@ func (d *decider) startTransition(x Color, a *Child, diff Diff) {
 		return
 	}
 	d.ackRetry()
-	if diff.Type == DiffTransition && d.stateful() {
+	if rollout == RolloutBlueGreenSavepoint {
 		d.startSavepoint(x, a)
 		return
 	}
@@ -301,7 +300,7 @@ func (d *decider) startNewColour(y Color, savepointPath string, diff Diff) {
 	d.stamp()
 	d.st.BlueGreenState = transitioningTo(y)
 	d.st.TargetRevision = d.revision()
-	if d.st.TransitionStartTime == nil || !isSavepointing(d.in.Parent.Status.BlueGreenState) {
+	if d.st.TransitionStartTime == nil || !d.in.Parent.Status.BlueGreenState.Savepointing() {
 		d.st.TransitionStartTime = d.ts(d.now)
 	}
 	d.armDeadline()
@@ -336,8 +335,4 @@ func savepointingState(c Color) v1alpha1.BlueGreenState {
 		return v1alpha1.SavepointingBlue
 	}
 	return v1alpha1.SavepointingGreen
-}
-
-func isSavepointing(s v1alpha1.BlueGreenState) bool {
-	return s == v1alpha1.SavepointingBlue || s == v1alpha1.SavepointingGreen
 }

@@ -93,7 +93,7 @@ func Classify(old, new *v1alpha1.FlinkBlueGreenDeploymentSpec) Diff {
 }
 
 func classifyJobState(old, new *v1alpha1.FlinkBlueGreenDeploymentSpec) (Diff, bool) {
-	o, n := jobState(&old.Template.Spec), jobState(&new.Template.Spec)
+	o, n := old.Template.Spec.JobStateOrDefault(), new.Template.Spec.JobStateOrDefault()
 	switch {
 	case o == n:
 		return Diff{}, false
@@ -122,20 +122,6 @@ func patchable(path string, new *v1alpha1.FlinkBlueGreenDeploymentSpec) bool {
 	return false
 }
 
-func jobState(s *v1alpha1.FlinkDeploymentSpec) string {
-	if s.Job == nil || s.Job.State == "" {
-		return v1alpha1.JobStateRunning
-	}
-	return s.Job.State
-}
-
-func upgradeMode(s *v1alpha1.FlinkDeploymentSpec) string {
-	if s.Job == nil || s.Job.UpgradeMode == "" {
-		return v1alpha1.UpgradeModeStateless
-	}
-	return s.Job.UpgradeMode
-}
-
 // flattenTemplate maps every leaf of a FlinkDeployment spec, defaults
 // applied, to its dotted path.
 func flattenTemplate(s *v1alpha1.FlinkDeploymentSpec) map[string]string {
@@ -146,8 +132,8 @@ func flattenTemplate(s *v1alpha1.FlinkDeploymentSpec) map[string]string {
 	if n.Job == nil {
 		n.Job = &v1alpha1.JobSpec{}
 	}
-	n.Job.State = jobState(s)
-	n.Job.UpgradeMode = upgradeMode(s)
+	n.Job.State = s.JobStateOrDefault()
+	n.Job.UpgradeMode = s.UpgradeModeOrDefault()
 	return flattenJSON(n)
 }
 
@@ -184,12 +170,20 @@ func flattenJSON(v any) map[string]string {
 func flattenInto(out map[string]string, prefix string, v any) {
 	switch t := v.(type) {
 	case map[string]any:
-		for k, child := range t {
+		// In key order: a key spelled both flat and nested ("a.b" and
+		// a: {b}) must flatten to the same value on every call, or the
+		// same spec would differ from itself.
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
 			p := k
 			if prefix != "" {
 				p = prefix + "." + k
 			}
-			flattenInto(out, p, child)
+			flattenInto(out, p, t[k])
 		}
 	case nil:
 		// Null and absent are the same.

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/conditions"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -26,8 +27,8 @@ func (d *decider) summarize() {
 	if st.Conditions == nil {
 		st.Conditions = []metav1.Condition{}
 	}
-	stalled := !d.phase.progressing && st.JobStatus.State == v1alpha1.JobFailing && !inTransition(st.BlueGreenState)
-	progressing := d.phase.progressing || inTransition(st.BlueGreenState)
+	stalled := !d.phase.progressing && st.JobStatus.State == v1alpha1.JobFailing && !st.BlueGreenState.InProgress()
+	progressing := d.phase.progressing || st.BlueGreenState.InProgress()
 	switch {
 	case progressing:
 		d.setCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, d.phaseReason(), d.phase.message)
@@ -87,19 +88,9 @@ func (d *decider) activeChild() *Child {
 }
 
 func (d *decider) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
-	apimeta.SetStatusCondition(&d.st.Conditions, metav1.Condition{
+	conditions.Set(&d.st.Conditions, d.p.Generation, d.now, metav1.Condition{
 		Type: typ, Status: status, Reason: reason, Message: msg,
-		ObservedGeneration: d.p.Generation,
-		LastTransitionTime: *d.ts(d.now),
 	})
-}
-
-func inTransition(s v1alpha1.BlueGreenState) bool {
-	switch s {
-	case v1alpha1.SavepointingBlue, v1alpha1.SavepointingGreen, v1alpha1.TransitioningToBlue, v1alpha1.TransitioningToGreen:
-		return true
-	}
-	return false
 }
 
 func findCondition(cs []metav1.Condition, typ string) *metav1.Condition {

@@ -227,26 +227,15 @@ func (d *decider) suspendChild(c *Child) {
 }
 
 // baseOf is the parent spec the child runs: the current spec with
-// template.spec replaced by the child's. The child's initialSavepointPath
-// is the controller's (the savepoint it was started from), so the
-// template's value stands in for it.
+// template.spec replaced by the child's, and the template's
+// initialSavepointPath (see withSavepointPath).
 func (d *decider) baseOf(c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
 	base := d.spec.DeepCopy()
 	base.Template.Spec = *c.Spec.DeepCopy()
-	if base.Template.Spec.Job == nil {
-		base.Template.Spec.Job = &v1alpha1.JobSpec{}
-	}
-	base.Template.Spec.Job.InitialSavepointPath = d.templateSavepointPath()
-	return base
+	return withSavepointPath(base, d.spec)
 }
 
-func (d *decider) stateful() bool {
-	return upgradeMode(&d.spec.Template.Spec) != v1alpha1.UpgradeModeStateless
-}
-
-func (d *decider) templateSuspended() bool {
-	return jobState(&d.spec.Template.Spec) == v1alpha1.JobStateSuspended
-}
+func (d *decider) stateful() bool { return d.spec.Template.Spec.Stateful() }
 
 func (d *decider) requeue(after time.Duration) {
 	if after <= 0 {

@@ -7,8 +7,8 @@
 //     rollout windows, revisions and conditions). It maps the observed
 //     world (parent, children, snapshot, rollout window, clock) to the next
 //     status and the actions that lead there.
-//   - Classify: the spec-change classifier shared by the controller and
-//     `bg-gitops diff`.
+//   - Plan (on top of Classify): which rollout a spec change gets from an
+//     active colour, shared by the controller and `bg-gitops diff`.
 //   - WindowState and ParseFlinkDuration: the parsers of user input that
 //     the decision depends on.
 //

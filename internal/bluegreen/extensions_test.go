@@ -364,7 +364,7 @@ func TestMidTransitionUpgradeModeChangeIsDeferred(t *testing.T) {
 	w.step()
 	// Cut over, then the upgrade mode is patched into green in place.
 	w.expectState(sToGreen, jReconciling)
-	if upgradeMode(&w.children[Green].Spec) != v1alpha1.UpgradeModeSavepoint {
+	if w.children[Green].Spec.UpgradeModeOrDefault() != v1alpha1.UpgradeModeSavepoint {
 		w.fatalf("upgrade mode not patched after cut-over")
 	}
 }

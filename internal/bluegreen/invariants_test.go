@@ -49,7 +49,7 @@ func (w *world) checkApply(in Input, prev, next v1alpha1.FlinkBlueGreenDeploymen
 	if existing != nil && existing.Deleting {
 		w.fatalf("apply to %s while it is being deleted", cs.Name)
 	}
-	suspends := jobState(&cs.Spec) == v1alpha1.JobStateSuspended
+	suspends := cs.Spec.Suspended()
 	if cs.Name == prev.ActiveDeployment && suspends && !w.templateSuspended(in) {
 		w.fatalf("active %s suspended without the user asking", cs.Name)
 	}
@@ -64,8 +64,8 @@ func (w *world) checkLineage(in Input, prev v1alpha1.FlinkBlueGreenDeploymentSta
 	w.t.Helper()
 	active := w.children[otherColorOf(cs.Color)]
 	if prev.ActiveDeployment == "" || cs.Name == prev.ActiveDeployment || active == nil || active.Deleting ||
-		active.Name != prev.ActiveDeployment || jobState(&cs.Spec) == v1alpha1.JobStateSuspended ||
-		upgradeMode(&cs.Spec) == v1alpha1.UpgradeModeStateless || active.suspendedSpec() {
+		active.Name != prev.ActiveDeployment || cs.Spec.Suspended() ||
+		!cs.Spec.Stateful() || active.suspendedSpec() {
 		return
 	}
 	path := cs.Spec.Job.InitialSavepointPath
@@ -90,7 +90,7 @@ func (w *world) checkLineage(in Input, prev v1alpha1.FlinkBlueGreenDeploymentSta
 func otherColorOf(c Color) Color { return c.Other() }
 
 func (w *world) templateSuspended(in Input) bool {
-	return jobState(&in.Parent.Spec.Template.Spec) == v1alpha1.JobStateSuspended
+	return in.Parent.Spec.Template.Spec.Suspended()
 }
 
 func (w *world) checkDelete(in Input, prev v1alpha1.FlinkBlueGreenDeploymentStatus, name string) {
@@ -143,7 +143,7 @@ func (w *world) checkWorld(in Input, d Decision) {
 	}
 	// A failure before cut-over leaves the previously active job running.
 	if was := prevActiveColor(prev); was != "" && st.BlueGreenState == activeState(was) &&
-		(isSavepointing(prev.BlueGreenState) || (inTransition(prev.BlueGreenState) && prev.BlueGreenState != transitioningTo(was))) {
+		(prev.BlueGreenState.Savepointing() || (prev.BlueGreenState.InProgress() && prev.BlueGreenState != transitioningTo(was))) {
 		name := ChildName(w.parent.Name, was)
 		ch := w.children[was]
 		if !w.byHand[name] && (ch == nil || ch.Deleting || ch.suspendedSpec() && !w.templateSuspended(in)) {

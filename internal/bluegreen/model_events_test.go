@@ -96,13 +96,13 @@ func (m *model) operatorObserve(x *mChild) bool {
 		return false
 	}
 	x.ObsGen = x.Gen
-	stateful := upgradeMode(&x.Spec) != v1alpha1.UpgradeModeStateless
+	stateful := x.Spec.Stateful()
 	if x.Run != "" {
 		// A stateful stop keeps the job's state in a savepoint; a
 		// stateless one drops it, by the spec's choice.
 		x.Upgrade, x.Dropped = x.Run, !stateful
 	}
-	if jobState(&x.Spec) == v1alpha1.JobStateSuspended {
+	if x.Spec.Suspended() {
 		x.Run, x.Lifecycle, x.Job = "", LifecycleSuspended, "SUSPENDED"
 		return true
 	}
@@ -183,7 +183,7 @@ func (m *model) nextDeadline() time.Time {
 	if st.DeploymentReadyTimestamp != nil {
 		consider(st.DeploymentReadyTimestamp.Add(mDelay))
 	}
-	if isSavepointing(st.BlueGreenState) && st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
+	if st.BlueGreenState.Savepointing() && st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
 		consider(st.Savepoint.TriggerTimestamp.Add(mSpTime + time.Second))
 	}
 	return out

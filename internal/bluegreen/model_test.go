@@ -148,7 +148,7 @@ func (m *model) key() uint64 {
 		D, E bool
 		K    string
 		W    time.Time
-	}{m.P.Status, m.P.Generation, m.P.Annotations, upgradeMode(&m.P.Spec.Template.Spec) + jobState(&m.P.Spec.Template.Spec) + m.P.Spec.Template.Spec.Image,
+	}{m.P.Status, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey, m.Since})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
@@ -301,10 +301,10 @@ func (m *model) applyChild(cs *ChildSpec) error {
 // the user asks, or when another job that carries that state runs.
 func (m *model) checkSuspend(cs *ChildSpec) error {
 	x := m.C[cs.Color]
-	if x == nil || jobState(&cs.Spec) != v1alpha1.JobStateSuspended || x.Spec.Job != nil && x.Spec.Job.State == v1alpha1.JobStateSuspended {
+	if x == nil || !cs.Spec.Suspended() || x.Spec.Suspended() {
 		return nil
 	}
-	if jobState(&m.P.Spec.Template.Spec) == v1alpha1.JobStateSuspended || !m.holds(x) {
+	if m.P.Spec.Template.Spec.Suspended() || !m.holds(x) {
 		return nil
 	}
 	if o := m.C[cs.Color.Other()]; o != nil && m.ready(o) && m.carries(o.Run) {
@@ -342,7 +342,7 @@ func (m *model) deleteChild(name string) error {
 // ready is the truth the controller may only approximate.
 func (m *model) ready(x *mChild) bool {
 	return !x.Deleting && x.ObsGen == x.Gen && x.Lifecycle == LifecycleStable && x.Job == JobRunning &&
-		jobState(&x.Spec) != v1alpha1.JobStateSuspended
+		!x.Spec.Suspended()
 }
 
 // line is the holder's run and the runs it continues on its own child.
@@ -394,7 +394,7 @@ func (m *model) reachesLine(r string, ownOnly bool) bool {
 // upgrade mode, or a savepoint redeploy from their own path).
 func (m *model) exempt(r string) bool {
 	tpl := &m.P.Spec.Template.Spec
-	if upgradeMode(tpl) == v1alpha1.UpgradeModeStateless {
+	if !tpl.Stateful() {
 		return true
 	}
 	for a, n := r, 0; a != "" && n < 100; a, n = m.Runs[a].From, n+1 {
@@ -420,7 +420,7 @@ func (m *model) write(in Input, d Decision) error {
 // checkTruth: ACTIVE_X with job RUNNING means X runs its current spec.
 func (m *model) checkTruth() error {
 	st := &m.P.Status
-	if !isActive(st.BlueGreenState) {
+	if !st.BlueGreenState.Active() {
 		return nil
 	}
 	x := m.C[m.colorOfName(st.ActiveDeployment)]
@@ -430,7 +430,7 @@ func (m *model) checkTruth() error {
 			return fmt.Errorf("status %s/RUNNING but %s does not run its current spec (%s)", st.BlueGreenState, st.ActiveDeployment, m.describe())
 		}
 	case v1alpha1.JobSuspended:
-		if x == nil || jobState(&x.Spec) != v1alpha1.JobStateSuspended {
+		if x == nil || !x.Spec.Suspended() {
 			return fmt.Errorf("status %s/SUSPENDED but %s is not suspended", st.BlueGreenState, st.ActiveDeployment)
 		}
 	}
@@ -486,7 +486,7 @@ func (m *model) token(path string) string {
 // for a person to promote it is not bounded.
 func (m *model) checkLiveness() error {
 	st := &m.P.Status
-	if !inTransition(st.BlueGreenState) {
+	if !st.BlueGreenState.InProgress() {
 		m.Since = time.Time{}
 		return nil
 	}
@@ -532,7 +532,7 @@ func (m *model) describe() string {
 	var s []string
 	for _, c := range []Color{Blue, Green} {
 		if x := m.C[c]; x != nil {
-			s = append(s, fmt.Sprintf("%s{%s gen %d/%d %s/%s run=%s up=%s del=%v}", x.Name, jobState(&x.Spec), x.ObsGen, x.Gen,
+			s = append(s, fmt.Sprintf("%s{%s gen %d/%d %s/%s run=%s up=%s del=%v}", x.Name, x.Spec.JobStateOrDefault(), x.ObsGen, x.Gen,
 				x.Lifecycle, x.Job, x.Run, x.Upgrade, x.Deleting))
 		}
 	}

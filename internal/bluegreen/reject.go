@@ -43,7 +43,7 @@ func (d *decider) childRejected(cs *ChildSpec, cause string) {
 		d.suspendChild(d.child(cs.Color))
 		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
 		d.fail("transition to " + cs.Name + " not started: " + cause + "; " + a.Name + " keeps running. " + retry)
-	case isActive(d.st.BlueGreenState):
+	case d.st.BlueGreenState.Active():
 		d.fail("redeploy of " + cs.Name + " not started: " + cause + ". " + retry)
 	default:
 		d.suspendChild(d.child(cs.Color))
@@ -104,8 +104,4 @@ func transitionTarget(s v1alpha1.BlueGreenState) (Color, bool) {
 		return Green, true
 	}
 	return "", false
-}
-
-func isActive(s v1alpha1.BlueGreenState) bool {
-	return s == v1alpha1.ActiveBlue || s == v1alpha1.ActiveGreen
 }

@@ -85,7 +85,7 @@ func (c *Child) Ready() bool {
 
 // suspendedSpec reports whether the child is asked to suspend its job.
 func (c *Child) suspendedSpec() bool {
-	return c.Spec.Job != nil && c.Spec.Job.State == v1alpha1.JobStateSuspended
+	return c.Spec.Suspended()
 }
 
 // suspended reports whether the child's job is suspended as asked.

@@ -143,7 +143,7 @@ func describeActions(as []Action) string {
 	for _, a := range as {
 		switch a.Type {
 		case ApplyChild:
-			s = append(s, fmt.Sprintf("apply(%s,%s,sp=%q)", a.Child.Name, jobState(&a.Child.Spec), a.Child.Spec.Job.InitialSavepointPath))
+			s = append(s, fmt.Sprintf("apply(%s,%s,sp=%q)", a.Child.Name, a.Child.Spec.JobStateOrDefault(), a.Child.Spec.Job.InitialSavepointPath))
 		case DeleteChild:
 			s = append(s, "delete("+a.ChildName+")")
 		case CreateSnapshot:
@@ -303,7 +303,7 @@ func (w *world) childNames() []string {
 	var s []string
 	for _, c := range []Color{Blue, Green} {
 		if ch := w.children[c]; ch != nil {
-			s = append(s, fmt.Sprintf("%s(%s/%s,%s,del=%v)", ch.Name, ch.LifecycleState, ch.JobState, jobState(&ch.Spec), ch.Deleting))
+			s = append(s, fmt.Sprintf("%s(%s/%s,%s,del=%v)", ch.Name, ch.LifecycleState, ch.JobState, ch.Spec.JobStateOrDefault(), ch.Deleting))
 		}
 	}
 	return s

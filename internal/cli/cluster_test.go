@@ -87,7 +87,7 @@ func getFBGD(t *testing.T, env *testenv.Env, ns, name string) *v1alpha1.FlinkBlu
 
 func flinkChild(env *testenv.Env, ns, name string) (*unstructured.Unstructured, bool) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
 	return u, err == nil
 }

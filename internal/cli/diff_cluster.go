@@ -14,15 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/diff"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // clusterReport compares every head object with the live one: the head side
 // is what a server-side apply by the controller's field manager would make
 // of the live object (dry-run, nothing is written), so defaulted fields do
-// not show and fields someone changed by hand (drift) do. Objects only in
+// not show and fields someone changed by hand (drift) do. Both sides go
+// through objects.Normalize, the controller's own definition of drift, so
+// an object shows exactly when the controller, applying the same commit,
+// would re-apply it. Objects only in
 // the cluster are not reported: which of them the controller prunes
 // depends on a GitRepository's inventory, not on the repository.
 func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.Unstructured, rev diff.Revision) (*diff.Report, error) {
@@ -41,9 +43,9 @@ func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.
 			return nil, err
 		}
 		if l != nil {
-			live = append(live, comparable(l))
+			live = append(live, objects.Normalize(l))
 		}
-		dry = append(dry, comparable(d))
+		dry = append(dry, objects.Normalize(d))
 	}
 	r, err := diff.Compare(live, dry)
 	if err != nil {
@@ -62,53 +64,17 @@ func dryRunApply(ctx context.Context, c client.Client, obj *unstructured.Unstruc
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return nil, nil, fmt.Errorf("read %s: %w", id(obj), err)
+			return nil, nil, fmt.Errorf("read %s: %w", objects.ID(obj), err)
 		}
 		live = nil
 	}
 	dry = obj.DeepCopy()
-	err = c.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(apply.FieldManager))
+	err = objects.Apply(ctx, c, dry, client.DryRunAll)
 	switch {
 	case err == nil:
 		return live, dry, nil
 	case live == nil && apierrors.IsNotFound(err):
 		return nil, obj.DeepCopy(), nil
 	}
-	return nil, nil, fmt.Errorf("dry-run apply %s: %w", id(obj), err)
-}
-
-// serverFields are written by the API server or the controller, never by
-// Git.
-var serverFields = [][]string{
-	{"metadata", "managedFields"}, {"metadata", "resourceVersion"}, {"metadata", "uid"},
-	{"metadata", "creationTimestamp"}, {"metadata", "generation"}, {"metadata", "selfLink"},
-	{"status"},
-}
-
-// stampAnnotations are set by the controller when it applies, not in Git.
-var stampAnnotations = []string{v1alpha1.RevisionAnnotation, v1alpha1.SourceAnnotation}
-
-func comparable(u *unstructured.Unstructured) *unstructured.Unstructured {
-	c := u.DeepCopy()
-	for _, f := range serverFields {
-		unstructured.RemoveNestedField(c.Object, f...)
-	}
-	if a := c.GetAnnotations(); a != nil {
-		for _, k := range stampAnnotations {
-			delete(a, k)
-		}
-		c.SetAnnotations(a)
-	}
-	if len(c.GetAnnotations()) == 0 {
-		unstructured.RemoveNestedField(c.Object, "metadata", "annotations")
-	}
-	return c
-}
-
-func id(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetKind() + " " + u.GetName()
-	}
-	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+	return nil, nil, fmt.Errorf("dry-run apply %s: %w", objects.ID(obj), err)
 }

@@ -19,7 +19,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/diff"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/render"
 )
 
@@ -61,8 +61,7 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	objs, _, err := render.BuildRef(r.dir, "main", prPath, render.Options{Revision: "main@sha1:1", Source: "x/y"})
 	require.NoError(t, err)
 	for _, u := range objs {
-		require.NoError(t, env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
-			client.ForceOwnership, client.FieldOwner(apply.FieldManager)), u.GetName())
+		require.NoError(t, objects.Apply(ctx, env.Client, u.DeepCopy()), u.GetName())
 	}
 	code, rep = clusterDiff(t, r, env.Kubeconfig)
 	assert.Equal(t, 0, code, "applied objects, status and stamps do not count: %+v", rep.Objects)

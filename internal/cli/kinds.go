@@ -94,7 +94,7 @@ func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
-	active := st.BlueGreenState == v1alpha1.ActiveBlue || st.BlueGreenState == v1alpha1.ActiveGreen
+	active := st.BlueGreenState.Active()
 	if s := apimeta.FindStatusCondition(st.Conditions, v1alpha1.StalledCondition); s != nil && s.Status == "True" {
 		return standing{line: line, settled: true, failed: true, message: s.Reason + ": " + s.Message, active: active}
 	}

@@ -96,7 +96,7 @@ type Commit struct {
 }
 
 // Short is the abbreviated SHA.
-func (c Commit) Short() string { return c.SHA[:7] }
+func (c Commit) Short() string { return v1alpha1.ShortSHA(c.SHA) }
 
 // Start brings the environment up; on error it stops what it started. ctx
 // bounds the start only: the environment lives until Stop.

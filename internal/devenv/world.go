@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/status"
 	"bggitops.dev/bg-gitops/internal/testenv/gitea"
 )
@@ -73,7 +72,7 @@ func (e *Env) Observe(ctx context.Context, sha string) (*World, error) {
 		return nil, fmt.Errorf("read FlinkBlueGreenDeployment: %w", err)
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	list.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	if err := e.Client.List(ctx, list, client.InNamespace(JobNamespace)); err != nil {
 		return nil, fmt.Errorf("list FlinkDeployments: %w", err)
 	}
@@ -149,5 +148,5 @@ func (w *World) Active() (Child, bool) {
 
 // Settled reports an ACTIVE_* state.
 func Settled(s v1alpha1.BlueGreenState) bool {
-	return s == v1alpha1.ActiveBlue || s == v1alpha1.ActiveGreen
+	return s.Active()
 }

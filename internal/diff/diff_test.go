@@ -40,21 +40,30 @@ func fbgd(t *testing.T, job string) *unstructured.Unstructured {
 	return obj(t, strings.Replace(fbgdYAML, "%s", job, 1))
 }
 
+// planCase is a change of the job of fbgdYAML and what diff announces.
+type planCase struct {
+	name       string
+	base, head string
+	want       Action
+	fields     []string
+}
+
+var planCases = []planCase{
+	{"stateful transition", ``, `, upgradeMode: savepoint, args: [x]`, ActionTransitionSavepoint, []string{"job.args"}},
+	{"last-state transition", `, upgradeMode: last-state`, `, upgradeMode: last-state, entryClass: X`, ActionTransitionSavepoint, []string{"job.entryClass"}},
+	{"stateless transition", ``, `, entryClass: X`, ActionTransitionStateless, []string{"job.entryClass"}},
+	{"patch", ``, `, upgradeMode: savepoint`, ActionPatch, []string{"job.upgradeMode"}},
+	{"suspend", ``, `, state: suspended`, ActionSuspend, []string{"job.state"}},
+	{"resume", `, state: suspended`, `, state: running`, ActionResume, []string{"job.state"}},
+	{"redeploy", ``, `, savepointRedeployNonce: 2`, ActionSavepointRedeploy, []string{"job.savepointRedeployNonce"}},
+	// The next colour deployed from spec.template starts from the new path;
+	// the running job keeps its own.
+	{"savepoint path alone", ``, `, initialSavepointPath: "s3://x"`, ActionNothing, nil},
+	{"change while suspended", `, state: suspended`, `, state: suspended, entryClass: X`, ActionPatch, []string{"job.entryClass"}},
+}
+
 func TestPlanActions(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		base, head string
-		want       Action
-		fields     []string
-	}{
-		{"stateful transition", ``, `, upgradeMode: savepoint, args: [x]`, ActionTransitionSavepoint, []string{"job.args"}},
-		{"last-state transition", `, upgradeMode: last-state`, `, upgradeMode: last-state, entryClass: X`, ActionTransitionSavepoint, []string{"job.entryClass"}},
-		{"stateless transition", ``, `, entryClass: X`, ActionTransitionStateless, []string{"job.entryClass"}},
-		{"patch", ``, `, upgradeMode: savepoint`, ActionPatch, []string{"job.upgradeMode"}},
-		{"suspend", ``, `, state: suspended`, ActionSuspend, []string{"job.state"}},
-		{"resume", `, state: suspended`, `, state: running`, ActionResume, []string{"job.state"}},
-		{"redeploy", ``, `, savepointRedeployNonce: 2`, ActionSavepointRedeploy, []string{"job.savepointRedeployNonce"}},
-	} {
+	for _, c := range planCases {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := Compare([]*unstructured.Unstructured{fbgd(t, c.base)}, []*unstructured.Unstructured{fbgd(t, c.head)})
 			require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // WriteMarkdown writes the report as a pull-request comment (GitHub, Gitea
@@ -78,7 +80,7 @@ func revisionMarkdown(r Revision) string {
 	if r.SHA == "" {
 		return "`" + r.Ref + "`"
 	}
-	return fmt.Sprintf("`%s` (`%s`)", r.Ref, shortSHA(r.SHA))
+	return fmt.Sprintf("`%s` (`%s`)", r.Ref, v1alpha1.ShortSHA(r.SHA))
 }
 
 // codeFence is a backtick fence longer than any backtick run in s, so a

@@ -70,8 +70,9 @@ func isFBGD(u *unstructured.Unstructured) bool {
 	return gvk.Group == v1alpha1.GroupVersion.Group && gvk.Kind == v1alpha1.FlinkBlueGreenDeploymentKind
 }
 
-// plan classifies a FlinkBlueGreenDeployment change; base or head is nil
-// for an added or removed object.
+// plan is what the controller does with a FlinkBlueGreenDeployment change
+// (bluegreen.Plan, the controller's own rule, for a changed object); base
+// or head is nil for an added or removed object.
 func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 	switch {
 	case base == nil:
@@ -87,38 +88,19 @@ func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := bluegreen.Classify(old, cur)
-	return newPlan(action(d.Type, cur), &d), nil
+	r, d := bluegreen.Plan(old, cur)
+	return newPlan(actions[r], &d), nil
 }
 
-// action maps a classification to an action; a transition takes a
-// savepoint unless the new spec's upgrade mode is stateless, as the
-// controller decides.
-func action(t bluegreen.DiffType, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) Action {
-	switch t {
-	case bluegreen.DiffTransition:
-		if statefulUpgrade(spec) {
-			return ActionTransitionSavepoint
-		}
-		return ActionTransitionStateless
-	case bluegreen.DiffPatchChild:
-		return ActionPatch
-	case bluegreen.DiffSuspend:
-		return ActionSuspend
-	case bluegreen.DiffResume:
-		return ActionResume
-	case bluegreen.DiffSavepointRedeploy:
-		return ActionSavepointRedeploy
-	}
-	return ActionNothing
-}
-
-func statefulUpgrade(spec *v1alpha1.FlinkBlueGreenDeploymentSpec) bool {
-	job := spec.Template.Spec.Job
-	if job == nil {
-		return false
-	}
-	return job.UpgradeMode == v1alpha1.UpgradeModeSavepoint || job.UpgradeMode == v1alpha1.UpgradeModeLastState
+// actions names the controller's rollouts in the report.
+var actions = map[bluegreen.Rollout]Action{
+	bluegreen.RolloutNothing:            ActionNothing,
+	bluegreen.RolloutInPlace:            ActionPatch,
+	bluegreen.RolloutSuspend:            ActionSuspend,
+	bluegreen.RolloutResume:             ActionResume,
+	bluegreen.RolloutSavepointRedeploy:  ActionSavepointRedeploy,
+	bluegreen.RolloutBlueGreenSavepoint: ActionTransitionSavepoint,
+	bluegreen.RolloutBlueGreenStateless: ActionTransitionStateless,
 }
 
 func fbgdSpec(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeploymentSpec, error) {

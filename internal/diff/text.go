@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // ANSI colours, used only when the output is a terminal.
@@ -103,14 +105,7 @@ func revisionText(r Revision) string {
 	if r.SHA == "" {
 		return r.Ref
 	}
-	return fmt.Sprintf("%s (%s)", r.Ref, shortSHA(r.SHA))
-}
-
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
+	return fmt.Sprintf("%s (%s)", r.Ref, v1alpha1.ShortSHA(r.SHA))
 }
 
 func summaryText(s Summary) string {

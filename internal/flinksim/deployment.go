@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // deployment is a FlinkDeployment with typed accessors for what the
@@ -48,7 +50,7 @@ func (d deployment) stateful() bool {
 
 func (s *Simulator) reconcileDeployment(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(FlinkDeploymentGVK)
+	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	if err := s.client.Get(ctx, req.NamespacedName, u); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}

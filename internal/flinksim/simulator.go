@@ -15,17 +15,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-)
 
-// GroupVersionKinds of the objects the simulator reconciles.
-var (
-	FlinkDeploymentGVK    = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkDeployment"}
-	FlinkStateSnapshotGVK = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkStateSnapshot"}
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // Finalizer is held on every FlinkDeployment while its job is torn down,
@@ -91,7 +86,7 @@ func (s *Simulator) Lineage() *Lineage { return s.lineage }
 func (s *Simulator) SetupWithManager(mgr ctrl.Manager) error {
 	s.client = mgr.GetClient()
 	fd := &unstructured.Unstructured{}
-	fd.SetGroupVersionKind(FlinkDeploymentGVK)
+	fd.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	if err := ctrl.NewControllerManagedBy(mgr).Named("flinksim-deployment").
 		For(fd).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr(true)}).
@@ -99,7 +94,7 @@ func (s *Simulator) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	snap := &unstructured.Unstructured{}
-	snap.SetGroupVersionKind(FlinkStateSnapshotGVK)
+	snap.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
 	return ctrl.NewControllerManagedBy(mgr).Named("flinksim-snapshot").
 		For(snap).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4, SkipNameValidation: ptr(true)}).

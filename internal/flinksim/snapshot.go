@@ -14,13 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 const pollInterval = 100 * time.Millisecond
 
 func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	snap := &unstructured.Unstructured{}
-	snap.SetGroupVersionKind(FlinkStateSnapshotGVK)
+	snap.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
 	if err := s.client.Get(ctx, req.NamespacedName, snap); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
@@ -41,7 +43,7 @@ func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request
 // job returns the running FlinkDeployment a snapshot refers to.
 func (s *Simulator) job(ctx context.Context, sn deployment) (deployment, bool) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(FlinkDeploymentGVK)
+	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	key := types.NamespacedName{Namespace: sn.GetNamespace(), Name: sn.str("spec", "jobReference", "name")}
 	if err := s.client.Get(ctx, key, u); err != nil {
 		return deployment{}, false

@@ -17,6 +17,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 )
 
@@ -36,7 +37,7 @@ func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstruct
 	if err != nil {
 		return apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
 	}
-	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(FieldManager))
+	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))
 	return childVerdict(ctx, c, child, err)
 }
 
@@ -99,7 +100,7 @@ func forbiddenVerdict(ctx context.Context, c client.Client, child *unstructured.
 func mayCreate(ctx context.Context, c client.Client, child *unstructured.Unstructured) (bool, error) {
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: child.GetNamespace(), Verb: "create",
-			Group: flinkDeploymentGVK.Group, Version: flinkDeploymentGVK.Version, Resource: "flinkdeployments"},
+			Group: v1alpha1.FlinkDeploymentGVK.Group, Version: v1alpha1.FlinkDeploymentGVK.Version, Resource: "flinkdeployments"},
 	}}
 	if err := c.Create(ctx, review); err != nil {
 		return false, err

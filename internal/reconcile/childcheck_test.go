@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 )
 
 // denyStringCPU makes the API server refuse, in ns, a FlinkDeployment whose
@@ -68,7 +67,7 @@ func denyStringCPU(t *testing.T, ns string) {
 	}
 	probe := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"taskManager": map[string]any{"resource": map[string]any{"cpu": "1"}}}}}
-	probe.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	probe.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	probe.SetNamespace(ns)
 	probe.SetGenerateName("probe-")
 	require.Eventually(t, func() bool {
@@ -126,7 +125,7 @@ func TestCommitWhoseChildWouldBeRejectedFailsTheSync(t *testing.T) {
 func assertNoPreflightChild(t *testing.T, ns string) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	list.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
 	for _, c := range list.Items {
 		assert.NotContains(t, c.GetName(), "preflight")

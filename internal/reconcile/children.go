@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,16 +21,6 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
-)
-
-// FieldManager is the server-side apply field manager of everything
-// bg-gitops writes.
-const FieldManager = "bg-gitops"
-
-// Kinds of the Flink operator that the blue/green controller writes.
-var (
-	flinkDeploymentGVK    = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkDeployment"}
-	flinkStateSnapshotGVK = schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkStateSnapshot"}
 )
 
 func newUnstructured(gvk schema.GroupVersionKind) *unstructured.Unstructured {
@@ -55,7 +44,7 @@ func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) 
 	if err != nil {
 		return nil, fmt.Errorf("child %s spec: %w", cs.Name, err)
 	}
-	u := newUnstructured(flinkDeploymentGVK)
+	u := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 	u.SetName(cs.Name)
 	u.SetNamespace(p.Namespace)
 	u.SetLabels(map[string]string{bluegreen.TypeLabel: string(cs.Color)})
@@ -69,7 +58,7 @@ func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) 
 
 // snapshotObject is the FlinkStateSnapshot that savepoints a child's job.
 func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotSpec) *unstructured.Unstructured {
-	u := newUnstructured(flinkStateSnapshotGVK)
+	u := newUnstructured(v1alpha1.FlinkStateSnapshotGVK)
 	u.SetName(s.Name)
 	u.SetNamespace(p.Namespace)
 	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
@@ -92,7 +81,7 @@ func toMap(v any) (map[string]any, error) {
 
 // observeChild reads one colour's FlinkDeployment; nil when absent.
 func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) (*bluegreen.Child, error) {
-	u := newUnstructured(flinkDeploymentGVK)
+	u := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 	name := bluegreen.ChildName(p.Name, color)
 	if err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: name}, u); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -101,7 +90,8 @@ func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGre
 		return nil, err
 	}
 	if !metav1.IsControlledBy(u, p) && !ownedBy(u, p) {
-		return nil, fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name)
+		return nil, stalledFailure("", "ObservationFailed",
+			fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name))
 	}
 	return childFrom(u, color)
 }
@@ -143,7 +133,7 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 	if p.Status.Savepoint == nil || p.Status.Savepoint.Name == "" {
 		return nil, nil
 	}
-	u := newUnstructured(flinkStateSnapshotGVK)
+	u := newUnstructured(v1alpha1.FlinkStateSnapshotGVK)
 	err := c.Get(ctx, types.NamespacedName{Namespace: p.Namespace, Name: p.Status.Savepoint.Name}, u)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -156,11 +146,11 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 }
 
 // missingFlinkCRD explains a cluster without the Flink operator's CRDs.
+// controller-runtime's RESTMapper answers a NoKindMatchError, or an
+// ErrResourceDiscoveryFailed that unwraps to a NoResourceMatchError.
 func missingFlinkCRD(err error) (string, bool) {
-	if !meta.IsNoMatchError(err) && !strings.Contains(err.Error(), "no matches for kind") {
+	if !meta.IsNoMatchError(err) {
 		return "", false
 	}
 	return "the FlinkDeployment/FlinkStateSnapshot CRDs (flink.apache.org/v1beta1) are not installed: install the Flink Kubernetes Operator", true
 }
-
-func schemaGK(group, kind string) schema.GroupKind { return schema.GroupKind{Group: group, Kind: kind} }

@@ -25,6 +25,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
@@ -86,7 +87,7 @@ func TestBuiltObjectsAgainstTheRealFlinkCRDs(t *testing.T) {
 	child, err := childObject(p, cs)
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, child.DeepCopy(), client.DryRunAll), "child FlinkDeployment against the real CRD")
-	require.NoError(t, env.Client.Patch(ctx, child, client.Apply, client.FieldOwner(FieldManager), client.DryRunAll))
+	require.NoError(t, objects.Apply(ctx, env.Client, child, client.DryRunAll))
 	require.NoError(t, env.Client.Create(ctx, snapshotObject(p, &bluegreen.SnapshotSpec{Name: "orders-sp-1", JobName: "orders-blue"}), client.DryRunAll),
 		"FlinkStateSnapshot against the real CRD")
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
 )
 
@@ -58,18 +58,23 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 		return
 	}
 	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses)
-	setForgeCondition(&gr.Status.Conditions, gr.Generation, err)
+	setForgeCondition(&gr.Status.Conditions, gr.Generation, c.now(), err)
 }
 
 // ReportRollout posts the rollout status of p through the forge of the
 // GitRepository that applied it. It returns how soon to retry (0: no need).
 func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) time.Duration {
 	gr, err := c.sourceOf(ctx, p)
-	if err != nil || gr == nil || gr.Spec.CommitStatus == nil {
+	if err != nil {
+		// The forge is unknown until the GitRepository can be read: the
+		// rollout status is posted on a later try, not dropped.
+		return forgeRetry
+	}
+	if gr == nil || gr.Spec.CommitStatus == nil {
 		return 0
 	}
 	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses)
-	setForgeCondition(&p.Status.Conditions, p.Generation, err)
+	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
 	if err == nil {
 		return 0
 	}
@@ -81,21 +86,21 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 }
 
 func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, error) {
-	ns, name, ok := strings.Cut(p.Annotations[v1alpha1.SourceAnnotation], "/")
+	src, ok := v1alpha1.AppliedBy(p)
 	if !ok {
 		return nil, nil
 	}
 	gr := &v1alpha1.GitRepository{}
-	err := c.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, gr)
+	err := c.Client.Get(ctx, src, gr)
 	return gr, client.IgnoreNotFound(err)
 }
 
-func setForgeCondition(conds *[]metav1.Condition, gen int64, err error) {
+func setForgeCondition(conds *[]metav1.Condition, gen int64, now time.Time, err error) {
 	if err == nil {
 		clearCondition(conds, v1alpha1.CommitStatusFailedCondition)
 		return
 	}
-	setCondition(conds, gen, v1alpha1.CommitStatusFailedCondition, metav1.ConditionTrue, forgeReason(err), err.Error())
+	setCondition(conds, gen, now, v1alpha1.CommitStatusFailedCondition, metav1.ConditionTrue, forgeReason(err), err.Error())
 }
 
 func forgeReason(err error) string {
@@ -145,11 +150,11 @@ func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRep
 	if err := c.Client.Get(ctx, key, sec); err != nil {
 		return nil, fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
 	}
-	token := strings.TrimSpace(string(sec.Data["token"]))
-	if token == "" {
-		return nil, fmt.Errorf("commit status Secret %s has no key \"token\"", key.Name)
+	token, err := source.SecretValue(sec, "token")
+	if err != nil {
+		return nil, fmt.Errorf("commit status %w", err)
 	}
-	return status.NewProvider(*gr.Spec.CommitStatus, token, c.HTTP)
+	return status.NewProvider(*gr.Spec.CommitStatus, string(token), c.HTTP)
 }
 
 func (c *CommitStatusReporter) now() time.Time {

@@ -75,9 +75,7 @@ func rolloutState(p *v1alpha1.FlinkBlueGreenDeployment) (string, status.State, s
 	switch {
 	case st.JobStatus.State == v1alpha1.JobFailing:
 		return target, status.StateFailure, st.Error
-	case st.BlueGreenState == v1alpha1.SavepointingBlue || st.BlueGreenState == v1alpha1.SavepointingGreen,
-		st.BlueGreenState == v1alpha1.TransitioningToBlue || st.BlueGreenState == v1alpha1.TransitioningToGreen,
-		st.BlueGreenState == v1alpha1.InitializingBlue:
+	case st.BlueGreenState.InProgress(), st.BlueGreenState == v1alpha1.InitializingBlue:
 		return target, status.StatePending, conditionText(reconciling, "rollout in progress")
 	case reconciling != nil && reconciling.Status == "True":
 		return target, status.StatePending, reconciling.Message
@@ -105,9 +103,9 @@ func conditionText(c *metav1.Condition, fallback string) string {
 }
 
 func shortRevision(rev string) string {
-	sha, err := status.SHAFromRevision(rev)
-	if err != nil || len(sha) < 7 {
+	_, sha, err := v1alpha1.ParseRevision(rev)
+	if err != nil {
 		return rev
 	}
-	return sha[:7]
+	return v1alpha1.ShortSHA(sha)
 }

@@ -93,7 +93,7 @@ func TestRolloutDesired(t *testing.T) {
 			CommitStatuses: []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revA, State: "pending", Description: "x"}}},
 			[]status.Desired{
 				{Revision: revB, Status: status.Status{Context: ctx, State: status.StatePending, Description: "rollout in progress"}},
-				{Revision: revA, Status: status.Status{Context: ctx, State: status.StateFailure, Description: "superseded by bbbbbbb before its rollout finished"}},
+				{Revision: revA, Status: status.Status{Context: ctx, State: status.StateFailure, Description: "superseded by bbbbbbbbbbbb before its rollout finished"}},
 			}},
 	}
 	for _, tc := range cases {

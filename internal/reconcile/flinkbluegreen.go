@@ -16,15 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // FlinkBlueGreenReconciler is the thin Kubernetes adapter around
@@ -53,20 +52,19 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	requeue, err := r.reconcile(ctx, p)
+	return r.finish(ctx, p, requeue, err)
+}
+
+// reconcile decides, runs the decision's actions and writes its status
+// and events. It returns how soon to look again.
+func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (time.Duration, error) {
 	in, dec, err := r.decide(ctx, p)
-	var invalid invalidSpecError
-	switch {
-	case errors.As(err, &invalid):
-		return ctrl.Result{}, r.stall(ctx, p, "InvalidSpec", invalid.Error())
-	case err != nil:
-		return r.observeFailed(ctx, p, err)
+	if err != nil {
+		return 0, err
 	}
 	if dec, err = r.execute(ctx, p, dec); err != nil {
-		var twice rejectedAgainError
-		if errors.As(err, &twice) {
-			return ctrl.Result{RequeueAfter: time.Minute}, r.stall(ctx, p, "ActionRejected", err.Error())
-		}
-		return ctrl.Result{}, err
+		return 0, err
 	}
 	observeMetrics(p, dec, in.Now)
 	requeue := dec.RequeueAfter
@@ -77,12 +75,27 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		dec.Status = next.Status
 	}
 	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
-		return ctrl.Result{}, err
+		return 0, err
 	}
 	// Events after the status write: a failed write is retried with the
 	// same decision, which would otherwise report every event twice.
 	r.emit(p, dec.Events)
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return requeue, nil
+}
+
+// finish is the one place a FlinkBlueGreenDeployment reconcile's outcome
+// is decided (see kind). A decision reports itself (reconcile wrote its
+// conditions and events); a stall is reported here; a transient error is
+// returned for the rate limiter, with no condition.
+func (r *FlinkBlueGreenReconciler) finish(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, requeue time.Duration, err error) (ctrl.Result, error) {
+	o := outcomeOf(err, requeue)
+	if o.kind == kindStalled {
+		if err := r.stall(ctx, p, o); err != nil {
+			return o.unwritten(err)
+		}
+	}
+	o.log(ctx)
+	return o.result()
 }
 
 // reader is the live reader (APIReader), or the client when there is none.
@@ -108,11 +121,28 @@ func (r *FlinkBlueGreenReconciler) now() time.Time {
 	return time.Now()
 }
 
-// invalidSpecError is a spec Decide refuses (it can never work).
-type invalidSpecError struct{ error }
+// invalidSpec: a spec Decide refuses can never work; it stalls until the
+// spec changes.
+func invalidSpec(err error) error { return stalledFailure("", "InvalidSpec", err) }
 
-// rejectedAgainError: the decision on a rejection was itself refused.
-type rejectedAgainError struct{ error }
+// rejectedAgain: the decision on a rejection was itself refused. It stalls;
+// the refusal may be lifted by a change no watch reports (RBAC, an
+// admission webhook), so it is rechecked every minute.
+func rejectedAgain(err error) error {
+	return &failure{kind: kindStalled, reason: "ActionRejected", err: err, after: time.Minute}
+}
+
+// observeFailure types an observation error: a cluster without the Flink
+// CRDs stalls, rechecked every minute (the controller cannot watch for the
+// CRDs' arrival); a foreign child and bad rolloutWindows are typed where
+// they are found; anything else is transient.
+func observeFailure(err error) error {
+	msg, ok := missingFlinkCRD(err)
+	if !ok {
+		return err
+	}
+	return &failure{kind: kindStalled, reason: "FlinkCRDMissing", err: errors.New(msg), after: time.Minute}
+}
 
 // decide observes the children through the cache and decides. A decision
 // that would act or change the status is made again on the children read
@@ -130,11 +160,11 @@ func (r *FlinkBlueGreenReconciler) decide(ctx context.Context, p *v1alpha1.Flink
 func (r *FlinkBlueGreenReconciler) decideWith(ctx context.Context, reader client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) (bluegreen.Input, bluegreen.Decision, error) {
 	in, err := r.observeWith(ctx, reader, p)
 	if err != nil {
-		return in, bluegreen.Decision{}, err
+		return in, bluegreen.Decision{}, observeFailure(err)
 	}
 	dec, err := bluegreen.Decide(in)
 	if err != nil {
-		return in, dec, invalidSpecError{err}
+		return in, dec, invalidSpec(err)
 	}
 	return in, dec, nil
 }
@@ -160,48 +190,37 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 // window evaluates the rolloutWindows of the GitRepository that applied p.
 func (r *FlinkBlueGreenReconciler) window(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) (bluegreen.Window, error) {
 	open := bluegreen.Window{Open: true}
-	ns, name, ok := strings.Cut(p.Annotations[v1alpha1.SourceAnnotation], "/")
+	src, ok := v1alpha1.AppliedBy(p)
 	if !ok {
 		return open, nil
 	}
 	gr := &v1alpha1.GitRepository{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, gr); err != nil {
+	if err := r.Client.Get(ctx, src, gr); err != nil {
 		return open, client.IgnoreNotFound(err)
 	}
 	w, err := bluegreen.WindowState(gr.Spec.RolloutWindows, now)
 	if err != nil {
-		return open, fmt.Errorf("rolloutWindows of GitRepository %s/%s: %w", ns, name, err)
+		return open, stalledFailure("", "ObservationFailed", fmt.Errorf("rolloutWindows of GitRepository %s: %w", src, err))
 	}
 	return w, nil
 }
 
-// observeFailed turns an observation error into a condition: a cluster
-// without the Flink CRDs or a foreign child stalls, anything else retries.
-func (r *FlinkBlueGreenReconciler) observeFailed(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, err error) (ctrl.Result, error) {
-	if msg, ok := missingFlinkCRD(err); ok {
-		return ctrl.Result{RequeueAfter: time.Minute}, r.stall(ctx, p, "FlinkCRDMissing", msg)
-	}
-	if strings.Contains(err.Error(), "is not owned by") || strings.Contains(err.Error(), "rolloutWindows") {
-		return ctrl.Result{}, r.stall(ctx, p, "ObservationFailed", err.Error())
-	}
-	return ctrl.Result{}, err
-}
-
-// stall records a problem the controller cannot fix by retrying; the
-// children are left as they are, so the running job is untouched.
-func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, reason, msg string) error {
+// stall records a problem the controller cannot fix by retrying (Stalled,
+// and a Warning event when the status changes); the children are left as
+// they are, so the running job is untouched.
+func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, o outcome) error {
 	st := *p.Status.DeepCopy()
 	st.ObservedGeneration = p.Generation
-	for _, c := range []metav1.Condition{
-		{Type: v1alpha1.StalledCondition, Status: metav1.ConditionTrue, Reason: reason, Message: msg},
-		{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: reason, Message: msg},
-		{Type: v1alpha1.ReconcilingCondition, Status: metav1.ConditionFalse, Reason: reason, Message: msg},
+	msg, now := o.err.Error(), r.now()
+	for typ, status := range map[string]metav1.ConditionStatus{
+		v1alpha1.StalledCondition:     metav1.ConditionTrue,
+		v1alpha1.ReadyCondition:       metav1.ConditionFalse,
+		v1alpha1.ReconcilingCondition: metav1.ConditionFalse,
 	} {
-		c.ObservedGeneration = p.Generation
-		apimeta.SetStatusCondition(&st.Conditions, c)
+		setCondition(&st.Conditions, p.Generation, now, typ, status, o.reason, msg)
 	}
 	if !equality.Semantic.DeepEqual(p.Status, st) {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Reconcile", msg)
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, o.reason, "Reconcile", "%s", msg)
 	}
 	return r.patchStatus(ctx, p, st)
 }
@@ -229,18 +248,18 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action, msg string) (bluegreen.Decision, error) {
 	in, err := r.observeWith(ctx, r.reader(), p)
 	if err != nil {
-		return bluegreen.Decision{}, err
+		return bluegreen.Decision{}, observeFailure(err)
 	}
 	in.Rejection = &bluegreen.Rejection{Action: a, Message: msg}
 	dec, err := bluegreen.Decide(in)
 	if err != nil {
-		return dec, err
+		return dec, invalidSpec(err)
 	}
 	for _, b := range dec.Actions {
 		if err := r.do(ctx, p, b); err != nil {
 			err = fmt.Errorf("%s was rejected (%s), and so was %s: %w", a.Type, msg, b.Type, err)
 			if rejected(err) {
-				return dec, rejectedAgainError{err}
+				return dec, rejectedAgain(err)
 			}
 			return dec, err
 		}
@@ -258,7 +277,8 @@ func rejected(err error) bool {
 // schemaMismatch: the API server answers a server-side apply whose object
 // does not fit the CRD's schema (a string where a number is required)
 // with 500 "failed to create typed patch object", not 422 (seen with
-// kube-apiserver v1.37).
+// kube-apiserver v1.37). It is the one API error classified by its text:
+// neither a status reason nor a cause tells it from other internal errors.
 func schemaMismatch(err error) bool {
 	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed to create typed patch object")
 }
@@ -270,14 +290,14 @@ func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlue
 		if err != nil {
 			return err
 		}
-		return r.Client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership)
+		return objects.Apply(ctx, r.Client, obj)
 	case bluegreen.DeleteChild:
-		obj := newUnstructured(flinkDeploymentGVK)
+		obj := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 		obj.SetNamespace(p.Namespace)
 		obj.SetName(a.ChildName)
 		return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	case bluegreen.CreateSnapshot:
-		err := r.Client.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(FieldManager))
+		err := r.Client.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(objects.FieldManager))
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}

@@ -51,16 +51,17 @@ type gitRun struct {
 	base    *v1alpha1.GitRepository
 	fetched source.Result
 	result  ctrl.Result
-	// stalled is set by a step whose failure needs a spec change.
+	// stalled: the outcome is stalled (finish); summarize keeps Stalled.
 	stalled bool
 }
 
-// step is one stage of a GitRepository reconcile. A step that returns an
-// error has set its own condition; later steps do not run.
+// step is one stage of a GitRepository reconcile. A step that fails says
+// how, by type (failed, stalledFailure, waitingFailure); finish reports it.
+// Later steps do not run.
 type step func(ctx context.Context, run *gitRun) error
 
 // Reconcile implements reconcile.Reconciler.
-func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
+func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	gr := &v1alpha1.GitRepository{}
 	var reader client.Reader = r.Client
 	if r.APIReader != nil {
@@ -76,19 +77,51 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, nil
 	}
 	run := &gitRun{gr: gr, base: gr.DeepCopy()}
-	defer func() {
-		retErr = errors.Join(retErr, r.summarize(ctx, run))
-		res = run.result
-	}()
-	if gr.IsSuspended() {
-		return ctrl.Result{}, nil
+	return r.finish(ctx, run, r.steps(ctx, run))
+}
+
+// steps runs the steps in order up to the first failure.
+func (r *GitRepositoryReconciler) steps(ctx context.Context, run *gitRun) error {
+	if run.gr.IsSuspended() {
+		return nil
 	}
 	for _, s := range []step{r.acknowledge, r.ensureWebhookPath, r.schedule, r.fetch, r.build} {
 		if err := s(ctx, run); err != nil {
-			return run.result, transient(err)
+			return err
 		}
 	}
-	return run.result, nil
+	return nil
+}
+
+// finish is the one place a GitRepository reconcile's outcome is decided
+// (see kind): the failed step's condition, Stalled, the Warning event,
+// the status write, the log line and the result.
+func (r *GitRepositoryReconciler) finish(ctx context.Context, run *gitRun, err error) (ctrl.Result, error) {
+	o := outcomeOf(err, run.result.RequeueAfter)
+	r.report(run, o)
+	if err := r.summarize(ctx, run); err != nil {
+		return o.unwritten(err)
+	}
+	o.log(ctx)
+	return o.result()
+}
+
+// report sets the failed step's negative-polarity condition (and Stalled)
+// and emits a Warning event when that condition changed.
+func (r *GitRepositoryReconciler) report(run *gitRun, o outcome) {
+	gr, now := run.gr, r.now()
+	run.stalled = o.kind == kindStalled
+	if o.cond == "" {
+		return
+	}
+	msg := o.err.Error()
+	changed := setCondition(&gr.Status.Conditions, gr.Generation, now, o.cond, metav1.ConditionTrue, o.reason, msg)
+	if run.stalled {
+		setCondition(&gr.Status.Conditions, gr.Generation, now, v1alpha1.StalledCondition, metav1.ConditionTrue, o.reason, msg)
+	}
+	if changed && o.warns() {
+		r.event(gr, corev1.EventTypeWarning, o.reason, msg)
+	}
 }
 
 // forget drops the checkout and cached render of a deleted GitRepository.
@@ -97,16 +130,6 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
 	r.Renderer.Forget(id)
 	_ = os.RemoveAll(filepath.Join(r.CacheDir, id.Namespace, id.Name))
-}
-
-// transient returns err for the rate limiter unless it is terminal (the
-// condition already says why; retrying cannot help until the spec changes).
-func transient(err error) error {
-	var t interface{ Terminal() bool }
-	if errors.As(err, &t) && t.Terminal() {
-		return nil
-	}
-	return err
 }
 
 func (r *GitRepositoryReconciler) now() time.Time {
@@ -134,7 +157,7 @@ func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gi
 	}
 	token, err := r.secretValue(ctx, gr.Namespace, gr.Spec.Webhook.SecretRef.Name, source.WebhookTokenKey)
 	if err != nil {
-		return r.fail(run, v1alpha1.FetchFailedCondition, "WebhookSecretError", err)
+		return failed(v1alpha1.FetchFailedCondition, "WebhookSecretError", err)
 	}
 	gr.Status.WebhookPath = source.WebhookPath(token, gr.Namespace, gr.Name)
 	return nil
@@ -144,7 +167,7 @@ func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gi
 func (r *GitRepositoryReconciler) schedule(_ context.Context, run *gitRun) error {
 	after, err := source.NextPoll(run.gr, r.now())
 	if err != nil {
-		return r.fail(run, v1alpha1.FetchFailedCondition, "InvalidSchedule", terminalError{err})
+		return stalledFailure(v1alpha1.FetchFailedCondition, "InvalidSchedule", err)
 	}
 	run.result = ctrl.Result{RequeueAfter: after}
 	return nil
@@ -154,7 +177,7 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	gr := run.gr
 	auth, err := r.auth(ctx, gr)
 	if err != nil {
-		return r.fail(run, v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
+		return failed(v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
 	}
 	last := ""
 	if gr.Status.Artifact != nil {
@@ -165,13 +188,13 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 		Dir: filepath.Join(r.CacheDir, gr.Namespace, gr.Name), LastRevision: last,
 	})
 	if err != nil {
-		return r.fail(run, v1alpha1.FetchFailedCondition, fetchReason(err), err)
+		return failed(v1alpha1.FetchFailedCondition, fetchReason(err), err)
 	}
 	run.fetched = res
 	clearCondition(&gr.Status.Conditions, v1alpha1.FetchFailedCondition)
 	if last != res.Revision {
 		gr.Status.Artifact = &v1alpha1.Artifact{Revision: res.Revision, LastUpdateTime: metav1.NewTime(r.now())}
-		r.event(gr, corev1.EventTypeNormal, "NewRevision", "fetched revision %s", res.Revision)
+		r.event(gr, corev1.EventTypeNormal, "NewRevision", "fetched revision "+res.Revision)
 	}
 	return nil
 }
@@ -201,46 +224,14 @@ func (r *GitRepositoryReconciler) secretValue(ctx context.Context, ns, name, key
 	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, sec); err != nil {
 		return nil, fmt.Errorf("read Secret %s: %w", name, err)
 	}
-	v, ok := sec.Data[key]
-	if !ok || len(v) == 0 {
-		return nil, fmt.Errorf("secret %s has no key %q", name, key)
-	}
-	return v, nil
+	return source.SecretValue(sec, key)
 }
 
-// terminalError marks an error that retrying cannot fix: the object is
-// Stalled until its spec changes.
-type terminalError struct{ error }
-
-func (terminalError) Terminal() bool  { return true }
-func (t terminalError) Unwrap() error { return t.error }
-
-// revisionError marks a failure of one revision (a broken commit): retrying
-// it cannot help, the next poll or push picks up a fix. Not Stalled.
-type revisionError struct{ error }
-
-func (revisionError) Terminal() bool  { return true }
-func (r revisionError) Unwrap() error { return r.error }
-
-// fail sets a negative-polarity condition with a message a user can act on.
-func (r *GitRepositoryReconciler) fail(run *gitRun, typ, reason string, err error) error {
-	gr := run.gr
-	setCondition(&gr.Status.Conditions, gr.Generation, typ, metav1.ConditionTrue, reason, err.Error())
-	var te terminalError
-	var se *source.Error
-	if errors.As(err, &te) || (errors.As(err, &se) && se.Terminal()) {
-		run.stalled = true
-		setCondition(&gr.Status.Conditions, gr.Generation, v1alpha1.StalledCondition, metav1.ConditionTrue, reason, err.Error())
-	}
-	if !conditionTrue(run.base.Status.Conditions, typ) || conditionMessage(run.base.Status.Conditions, typ) != err.Error() {
-		r.event(gr, corev1.EventTypeWarning, reason, "%s", err.Error())
-	}
-	return err
-}
-
-func (r *GitRepositoryReconciler) event(gr *v1alpha1.GitRepository, typ, reason, format string, args ...any) {
+// event records msg as it is: a message is never a format string (a "%"
+// in an error would garble it).
+func (r *GitRepositoryReconciler) event(gr *v1alpha1.GitRepository, typ, reason, msg string) {
 	if r.Recorder != nil {
-		r.Recorder.Eventf(gr, nil, typ, reason, "Reconcile", format, args...)
+		r.Recorder.Eventf(gr, nil, typ, reason, "Reconcile", "%s", msg)
 	}
 }
 

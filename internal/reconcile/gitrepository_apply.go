@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 		// The sync status follows LastAttemptedRevision: without this the
 		// failure would be posted to the previous, good commit.
 		gr.Status.LastAttemptedRevision = rev
-		return r.fail(run, v1alpha1.BuildFailedCondition, "BuildFailed", revisionError{fmt.Errorf("kustomize build failed: %w", err)})
+		return waitingFailure(v1alpha1.BuildFailedCondition, "BuildFailed", fmt.Errorf("kustomize build failed: %w", err))
 	}
 	clearCondition(&gr.Status.Conditions, v1alpha1.BuildFailedCondition)
 	if err := r.startRevision(ctx, run, rev); err != nil {
@@ -37,30 +38,30 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	}
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
 		ServiceAccountName: gr.Spec.ServiceAccountName, Namespace: gr.Namespace,
-		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: sourceOf(gr),
+		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),
 		Check: checkChild,
 	})
 	if res.Inventory != nil {
 		gr.Status.Inventory = res.Inventory
 	}
 	if err != nil {
-		return r.fail(run, v1alpha1.ApplyFailedCondition, "ApplyFailed", applyError(err))
+		return applyFailure(err)
 	}
 	clearCondition(&gr.Status.Conditions, v1alpha1.ApplyFailedCondition)
 	if gr.Status.LastAppliedRevision != rev || changed(res.Changes) {
-		r.event(gr, corev1.EventTypeNormal, "Applied", "applied revision %s: %s", rev, summary(res.Changes))
+		r.event(gr, corev1.EventTypeNormal, "Applied", fmt.Sprintf("applied revision %s: %s", rev, summary(res.Changes)))
 	}
 	gr.Status.LastAppliedRevision = rev
 	return nil
 }
 
-// applyError keeps transient API errors retryable; objects the API server
-// rejects are a property of the revision.
-func applyError(err error) error {
+// applyFailure keeps transient API errors retryable; objects the API
+// server rejects are a property of the revision, which waits for the next.
+func applyFailure(err error) error {
 	if len(apply.ObjectErrors(err)) > 0 {
-		return revisionError{fmt.Errorf("apply failed, nothing was changed: %w", err)}
+		return waitingFailure(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed, nothing was changed: %w", err))
 	}
-	return fmt.Errorf("apply failed: %w", err)
+	return failed(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed: %w", err))
 }
 
 // startRevision shows a new revision as being applied before the apply
@@ -71,15 +72,13 @@ func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun
 		return nil
 	}
 	gr.Status.LastAttemptedRevision = rev
-	setCondition(&gr.Status.Conditions, gr.Generation, v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
+	setCondition(&gr.Status.Conditions, gr.Generation, r.now(), v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
 		"Progressing", "applying revision "+rev)
 	if r.Commit != nil {
 		r.Commit.ReportSync(ctx, gr)
 	}
 	return r.patchStatus(ctx, run)
 }
-
-func sourceOf(gr *v1alpha1.GitRepository) string { return gr.Namespace + "/" + gr.Name }
 
 func changed(cs []apply.Change) bool {
 	for _, c := range cs {
@@ -120,7 +119,7 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 		clearCondition(&gr.Status.Conditions, v1alpha1.StalledCondition)
 	}
 	if !gr.IsSuspended() {
-		setReady(gr)
+		setReady(gr, r.now())
 	}
 	if r.Commit != nil {
 		r.Commit.ReportSync(ctx, gr)
@@ -128,11 +127,11 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 	return r.patchStatus(ctx, run)
 }
 
-func setReady(gr *v1alpha1.GitRepository) {
+func setReady(gr *v1alpha1.GitRepository, now time.Time) {
 	conds := &gr.Status.Conditions
 	for _, typ := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ApplyFailedCondition} {
 		if c := findCondition(*conds, typ); c != nil && c.Status == metav1.ConditionTrue {
-			setCondition(conds, gr.Generation, v1alpha1.ReadyCondition, metav1.ConditionFalse, c.Reason, c.Message)
+			setCondition(conds, gr.Generation, now, v1alpha1.ReadyCondition, metav1.ConditionFalse, c.Reason, c.Message)
 			clearCondition(conds, v1alpha1.ReconcilingCondition)
 			return
 		}
@@ -141,22 +140,6 @@ func setReady(gr *v1alpha1.GitRepository) {
 		return
 	}
 	clearCondition(conds, v1alpha1.ReconcilingCondition)
-	setCondition(conds, gr.Generation, v1alpha1.ReadyCondition, metav1.ConditionTrue, "Succeeded",
+	setCondition(conds, gr.Generation, now, v1alpha1.ReadyCondition, metav1.ConditionTrue, "Succeeded",
 		"Applied revision: "+gr.Status.LastAppliedRevision)
-}
-
-func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
-func conditionMessage(conds []metav1.Condition, typ string) string {
-	if c := findCondition(conds, typ); c != nil {
-		return c.Message
-	}
-	return ""
 }

@@ -117,7 +117,7 @@ func getFBGD(t testing.TB, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
 
 func child(ns, name string) (*unstructured.Unstructured, bool) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u)
 	return u, err == nil
 }
@@ -154,7 +154,7 @@ func state(t testing.TB, ns, name string, bg v1alpha1.BlueGreenState, job v1alph
 func checkInvariants(t testing.TB, ns string) {
 	t.Helper()
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	list.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
 	perParent := map[string]map[string]int{}
 	for _, c := range list.Items {

@@ -36,14 +36,9 @@ func init() {
 	metrics.Registry.MustRegister(stateGauge, transitionSeconds, abortsTotal)
 }
 
-var allStates = []v1alpha1.BlueGreenState{
-	v1alpha1.InitializingBlue, v1alpha1.SavepointingBlue, v1alpha1.SavepointingGreen,
-	v1alpha1.TransitioningToBlue, v1alpha1.TransitioningToGreen, v1alpha1.ActiveBlue, v1alpha1.ActiveGreen,
-}
-
 // observeMetrics records the state, finished transitions and aborts of one decision.
 func observeMetrics(p *v1alpha1.FlinkBlueGreenDeployment, dec bluegreen.Decision, now time.Time) {
-	for _, s := range allStates {
+	for _, s := range v1alpha1.BlueGreenStates() {
 		v := 0.0
 		if dec.Status.BlueGreenState == s {
 			v = 1
@@ -56,15 +51,7 @@ func observeMetrics(p *v1alpha1.FlinkBlueGreenDeployment, dec bluegreen.Decision
 		}
 	}
 	start := p.Status.TransitionStartTime
-	if start != nil && isTransitioning(p.Status.BlueGreenState) && isActive(dec.Status.BlueGreenState) && dec.Status.JobStatus.State == v1alpha1.JobRunning {
+	if start != nil && p.Status.BlueGreenState.Transitioning() && dec.Status.BlueGreenState.Active() && dec.Status.JobStatus.State == v1alpha1.JobRunning {
 		transitionSeconds.WithLabelValues(p.Namespace, p.Name).Observe(now.Sub(start.Time).Seconds())
 	}
-}
-
-func isTransitioning(s v1alpha1.BlueGreenState) bool {
-	return s == v1alpha1.TransitioningToBlue || s == v1alpha1.TransitioningToGreen
-}
-
-func isActive(s v1alpha1.BlueGreenState) bool {
-	return s == v1alpha1.ActiveBlue || s == v1alpha1.ActiveGreen
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/render"
 )
 
@@ -43,7 +44,7 @@ func (r *Renderer) Render(gr *v1alpha1.GitRepository, dir, revision string) ([]*
 		return objs, nil
 	}
 	objs, err := render.Build(dir, gr.GetPath(), render.Options{
-		AllowRemoteBases: r.AllowRemoteBases, Revision: revision, Source: sourceOf(gr),
+		AllowRemoteBases: r.AllowRemoteBases, Revision: revision, Source: gr.SourceValue(),
 		TargetNamespace: gr.Spec.TargetNamespace, IsClusterScoped: r.clusterScoped,
 	})
 	if err != nil {
@@ -83,11 +84,11 @@ func (r *Renderer) clusterScoped(gvk schema.GroupVersionKind) (bool, bool) {
 	if r.Mapper == nil {
 		return false, false
 	}
-	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	namespaced, err := objects.Namespaced(r.Mapper, gvk)
 	if err != nil {
 		return false, false
 	}
-	return m.Scope.Name() == meta.RESTScopeNameRoot, true
+	return !namespaced, true
 }
 
 func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 )
 
 // Issue 12, sequence 2: a child the cluster rejects (a string where the
@@ -176,7 +175,7 @@ func (f *statusFault) fired() bool {
 // spec waits: its job up, at the previous generation.
 func reportStaleReady(t testing.TB, ns, name string) {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(flinksim.FlinkDeploymentGVK)
+	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	ctx := context.Background()
 	if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
 		t.Errorf("read %s: %v", name, err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -101,8 +102,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusRepo
 		// Owns matches only controller owners unless told otherwise: without
 		// MatchEveryOwner a child's status change would wait for the
 		// reschedule interval instead of waking the parent.
-		b = b.Owns(newUnstructured(flinkDeploymentGVK), builder.MatchEveryOwner).
-			Owns(newUnstructured(flinkStateSnapshotGVK), builder.MatchEveryOwner)
+		b = b.Owns(newUnstructured(v1alpha1.FlinkDeploymentGVK), builder.MatchEveryOwner).
+			Owns(newUnstructured(v1alpha1.FlinkStateSnapshotGVK), builder.MatchEveryOwner)
 	} else {
 		mgr.GetLogger().Info("Flink CRDs not installed: FlinkBlueGreenDeployments are reported Stalled and polled every minute")
 	}
@@ -110,8 +111,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusRepo
 }
 
 func flinkCRDsInstalled(m meta.RESTMapper) bool {
-	for _, gvk := range []struct{ g, k, v string }{{"flink.apache.org", "FlinkDeployment", "v1beta1"}, {"flink.apache.org", "FlinkStateSnapshot", "v1beta1"}} {
-		if _, err := m.RESTMapping(schemaGK(gvk.g, gvk.k), gvk.v); err != nil {
+	for _, gvk := range []schema.GroupVersionKind{v1alpha1.FlinkDeploymentGVK, v1alpha1.FlinkStateSnapshotGVK} {
+		if _, err := m.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
 			return false
 		}
 	}

@@ -2,7 +2,7 @@
 // kustomize in-process inside a sandbox rooted at the repository (no path or
 // symlink may leave it, no remote bases unless allowed, no exec or
 // non-builtin plugins, no helm), stamps every object with the revision and
-// source annotations, and returns the objects in a deterministic order.
+// source annotations, and returns the objects in apply order (objects.Sort).
 //
 // Build renders a directory of a checkout on disk; BuildRef renders any ref
 // of a local repository straight from its object store, without a checkout.

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // EncodeYAML writes objects as multi-document YAML in the given order; keys
@@ -15,7 +17,7 @@ func EncodeYAML(objs []*unstructured.Unstructured) ([]byte, error) {
 	for i, u := range objs {
 		b, err := yaml.Marshal(u.Object)
 		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", identity(u), err)
+			return nil, fmt.Errorf("encode %s: %w", objects.ID(u), err)
 		}
 		if i > 0 {
 			buf.WriteString("---\n")

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -10,7 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // finish turns kustomize's output into stamped, namespaced, checked and
@@ -23,11 +22,13 @@ func finish(m resmap.ResMap, opts Options) ([]*unstructured.Unstructured, error)
 	if opts.TargetNamespace != "" {
 		setNamespace(objs, opts.TargetNamespace, scopeOf(objs, opts.IsClusterScoped))
 	}
-	stamp(objs, opts)
+	for _, u := range objs {
+		objects.Stamp(u, opts.Revision, opts.Source)
+	}
 	if err := checkDuplicates(objs); err != nil {
 		return nil, err
 	}
-	Sort(objs)
+	objects.Sort(objs)
 	return objs, nil
 }
 
@@ -52,19 +53,11 @@ func toObjects(m resmap.ResMap) ([]*unstructured.Unstructured, error) {
 // scopeOf returns a cluster-scope test that knows, in order: CRDs in the
 // build, the caller's hook, then kustomize's built-in Kubernetes schema.
 func scopeOf(objs []*unstructured.Unstructured, hook func(schema.GroupVersionKind) (bool, bool)) func(*unstructured.Unstructured) bool {
-	crds := map[schema.GroupKind]bool{}
-	for _, u := range objs {
-		if isCRD(u) {
-			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
-			scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
-			crds[schema.GroupKind{Group: group, Kind: kind}] = scope == "Cluster"
-		}
-	}
+	crds := objects.CRDScopes(objs)
 	return func(u *unstructured.Unstructured) bool {
 		gvk := u.GroupVersionKind()
-		if cluster, ok := crds[gvk.GroupKind()]; ok {
-			return cluster
+		if namespaced, ok := crds[gvk.GroupKind()]; ok {
+			return !namespaced
 		}
 		if hook != nil {
 			if cluster, known := hook(gvk); known {
@@ -83,87 +76,12 @@ func setNamespace(objs []*unstructured.Unstructured, ns string, clusterScoped fu
 	}
 }
 
-func stamp(objs []*unstructured.Unstructured, opts Options) {
-	if opts.Revision == "" && opts.Source == "" {
-		return
-	}
-	for _, u := range objs {
-		a := u.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		if opts.Revision != "" {
-			a[v1alpha1.RevisionAnnotation] = opts.Revision
-		}
-		if opts.Source != "" {
-			a[v1alpha1.SourceAnnotation] = opts.Source
-		}
-		u.SetAnnotations(a)
-	}
-}
-
-// identity is what the API server keys an object by.
-func identity(u *unstructured.Unstructured) string {
-	gk := u.GroupVersionKind().GroupKind()
-	id := gk.Kind
-	if gk.Group != "" {
-		id += "." + gk.Group
-	}
-	if ns := u.GetNamespace(); ns != "" {
-		return id + " " + ns + "/" + u.GetName()
-	}
-	return id + " " + u.GetName()
-}
-
 // checkDuplicates catches identities that kustomize's own check cannot see:
 // the same name in two API versions, or two namespaces merged by
 // TargetNamespace.
 func checkDuplicates(objs []*unstructured.Unstructured) error {
-	seen := make(map[string]bool, len(objs))
-	for _, u := range objs {
-		id := identity(u)
-		if seen[id] {
-			return fmt.Errorf("%w %s", ErrDuplicateObject, id)
-		}
-		seen[id] = true
+	if dups := objects.Duplicates(objs); len(dups) > 0 {
+		return fmt.Errorf("%w %s", ErrDuplicateObject, objects.ID(dups[0]))
 	}
 	return nil
-}
-
-func isCRD(u *unstructured.Unstructured) bool {
-	gvk := u.GroupVersionKind()
-	return gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
-}
-
-// rank puts Namespaces, then CRDs, before everything that may need them.
-func rank(u *unstructured.Unstructured) int {
-	switch {
-	case u.GetKind() == "Namespace" && u.GroupVersionKind().Group == "":
-		return 0
-	case isCRD(u):
-		return 1
-	}
-	return 2
-}
-
-// Sort orders objects deterministically: Namespaces, CRDs, then by kind,
-// namespace, name and API version.
-func Sort(objs []*unstructured.Unstructured) {
-	sort.SliceStable(objs, func(i, j int) bool {
-		a, b := objs[i], objs[j]
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra < rb
-		}
-		for _, k := range [][2]string{
-			{a.GetKind(), b.GetKind()},
-			{a.GetNamespace(), b.GetNamespace()},
-			{a.GetName(), b.GetName()},
-			{a.GetAPIVersion(), b.GetAPIVersion()},
-		} {
-			if k[0] != k[1] {
-				return k[0] < k[1]
-			}
-		}
-		return false
-	})
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
@@ -54,8 +55,8 @@ func TestBuildStampsEveryObject(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, objs)
 	for _, u := range objs {
-		assert.Equal(t, goldenOpts.Revision, u.GetAnnotations()[v1alpha1.RevisionAnnotation], identity(u))
-		assert.Equal(t, goldenOpts.Source, u.GetAnnotations()[v1alpha1.SourceAnnotation], identity(u))
+		assert.Equal(t, goldenOpts.Revision, u.GetAnnotations()[v1alpha1.RevisionAnnotation], objects.ID(u))
+		assert.Equal(t, goldenOpts.Source, u.GetAnnotations()[v1alpha1.SourceAnnotation], objects.ID(u))
 	}
 	assert.Equal(t, "Namespace", objs[0].GetKind(), "namespaces come first")
 }
@@ -89,7 +90,7 @@ spec:
 		"Namespace": "", "CustomResourceDefinition": "", "ClusterRole": "", "Widget": "",
 		"ConfigMap": "team",
 	}, got)
-	assert.Equal(t, []string{"Namespace", "CustomResourceDefinition", "ClusterRole", "ConfigMap", "Widget"}, kinds(objs))
+	assert.Equal(t, []string{"CustomResourceDefinition", "Namespace", "ClusterRole", "ConfigMap", "Widget"}, kinds(objs), "apply order")
 }
 
 func TestTargetNamespaceMergingTwoObjectsIsADuplicate(t *testing.T) {
@@ -103,7 +104,7 @@ func TestTargetNamespaceMergingTwoObjectsIsADuplicate(t *testing.T) {
 	objs, err := Build(root, "app", Options{TargetNamespace: "team"})
 	require.ErrorIs(t, err, ErrDuplicateObject)
 	assert.Nil(t, objs)
-	assert.Contains(t, err.Error(), "ConfigMap team/app-config")
+	assert.Contains(t, err.Error(), "ConfigMap/team/app-config")
 }
 
 func TestSharedPatchElsewhereInRepository(t *testing.T) {

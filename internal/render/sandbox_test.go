@@ -214,7 +214,7 @@ func TestBadInputsRenderNothing(t *testing.T) {
 			"app/b.yaml":             "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: hpa\n",
 		},
 		is:  ErrDuplicateObject,
-		msg: []string{"duplicate object HorizontalPodAutoscaler.autoscaling hpa"},
+		msg: []string{"duplicate object HorizontalPodAutoscaler/hpa"},
 	}, {
 		name: "symlink loop",
 		path: "app",

@@ -37,6 +37,9 @@ type Error struct {
 	Message string
 	// sentinel lets errors.Is match go-git's sentinels and ErrRefNotFound.
 	sentinel error
+	// ofRemote: the ref is invalid because of what the remote holds (a tag
+	// on a tree), not because of the spec; a push can fix it.
+	ofRemote bool
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -45,7 +48,7 @@ func (e *Error) Unwrap() error { return e.sentinel }
 
 // Terminal reports whether retrying without a spec change cannot help.
 func (e *Error) Terminal() bool {
-	return e.Reason == ReasonInvalidRef || e.Reason == ReasonInvalidSpec
+	return e.Reason == ReasonInvalidRef && !e.ofRemote || e.Reason == ReasonInvalidSpec
 }
 
 // describe turns a go-git error into an Error. op says what was being done
@@ -82,7 +85,7 @@ func classify(err error, o Options, u string) (reason, msg string, sentinel erro
 		return ReasonAuthenticationFailed, authMsg(o, u), transport.ErrAuthenticationRequired
 	case errors.Is(err, transport.ErrAuthorizationFailed):
 		return ReasonAuthenticationFailed, fmt.Sprintf("authorization failed for %s: the credentials in %s may not read this repository", u, o.Auth.secretDesc()), transport.ErrAuthorizationFailed
-	case strings.Contains(err.Error(), "unable to authenticate"):
+	case sshAuthFailed(err):
 		return ReasonAuthenticationFailed, fmt.Sprintf("SSH authentication to %s failed: check identity (and the user in the url) in %s", u, o.Auth.secretDesc()), transport.ErrAuthenticationRequired
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return ReasonRepositoryNotFound, fmt.Sprintf("repository %s not found (or the credentials cannot see it): check spec.url", u), transport.ErrRepositoryNotFound
@@ -94,6 +97,13 @@ func classify(err error, o Options, u string) (reason, msg string, sentinel erro
 		return ReasonUnreachable, fmt.Sprintf("cannot connect to %s: %v; check spec.url and that the server is up", u, rootCause(err)), nil
 	}
 	return ReasonGitFailed, "", nil
+}
+
+// sshAuthFailed: golang.org/x/crypto/ssh reports a refused key with a
+// plain fmt.Errorf ("ssh: unable to authenticate, attempted methods …"),
+// no type or sentinel, so it is the one fetch error classified by text.
+func sshAuthFailed(err error) bool {
+	return strings.Contains(err.Error(), "unable to authenticate")
 }
 
 func authMsg(o Options, u string) string {

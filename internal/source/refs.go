@@ -29,7 +29,7 @@ type target struct {
 	revRef string
 }
 
-func (t target) revision() string { return FormatRevision(t.revRef, t.commit.String()) }
+func (t target) revision() string { return v1alpha1.FormatRevision(t.revRef, t.commit.String()) }
 
 // remoteRefs is a remote listing: ref name to the commit it designates,
 // with annotated tags replaced by the commit they point at.
@@ -122,7 +122,7 @@ func sortedTags(refs remoteRefs) []string {
 // resolveCommit prefers a listed ref that points at the commit, since any
 // server can serve a ref tip; otherwise the commit is fetched by hash.
 func resolveCommit(sha string, refs remoteRefs) (target, error) {
-	if err := checkSHA1(sha); err != nil {
+	if err := v1alpha1.CheckSHA("sha1", sha); err != nil {
 		return target{}, fmt.Errorf("commit %q: %w", sha, err)
 	}
 	h := plumbing.NewHash(sha)

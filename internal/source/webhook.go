@@ -170,9 +170,9 @@ func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h ht
 	if err := rc.Client.Get(ctx, key, &secret); err != nil {
 		return PushEvent{}, fmt.Errorf("get webhook secret %s: %w", key, err)
 	}
-	token := secret.Data[WebhookTokenKey]
-	if len(token) == 0 {
-		return PushEvent{}, fmt.Errorf("webhook secret %s has no key %q", key, WebhookTokenKey)
+	token, err := SecretValue(&secret, WebhookTokenKey)
+	if err != nil {
+		return PushEvent{}, fmt.Errorf("webhook %w", err)
 	}
 	if err := VerifySignature(h, body, token); err != nil {
 		return PushEvent{}, fail(http.StatusUnauthorized, "%v", err)

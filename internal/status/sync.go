@@ -26,7 +26,7 @@ func Sync(ctx context.Context, p Provider, desired []Desired) ([]v1alpha1.Commit
 	current := map[string][]Status{} // sha → statuses, listed once per commit
 	var acked []v1alpha1.CommitStatusRecord
 	for _, d := range desired {
-		sha, err := SHAFromRevision(d.Revision)
+		_, sha, err := v1alpha1.ParseRevision(d.Revision)
 		if err != nil {
 			return acked, err
 		}
@@ -35,7 +35,7 @@ func Sync(ctx context.Context, p Provider, desired []Desired) ([]v1alpha1.Commit
 			want.Description = Truncate(want.Description, forge)
 		}
 		if err := ensure(ctx, p, sha, want, current); err != nil {
-			return acked, fmt.Errorf("status %s on %s: %w", want.Context, shortSHA(sha), err)
+			return acked, fmt.Errorf("status %s on %s: %w", want.Context, v1alpha1.ShortSHA(sha), err)
 		}
 		acked = append(acked, v1alpha1.CommitStatusRecord{Context: want.Context,
 			Revision: d.Revision, State: string(want.State), Description: want.Description})
@@ -81,11 +81,4 @@ func replace(list []Status, want Status) []Status {
 		}
 	}
 	return out
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

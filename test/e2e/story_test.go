@@ -117,7 +117,7 @@ func newImage(t *testing.T) {
 	assertLineage(t, green, before)
 
 	snap := &unstructured.Unstructured{}
-	snap.SetGroupVersionKind(flinksim.FlinkStateSnapshotGVK)
+	snap.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
 	require.NoError(t, env.Client.Get(t.Context(), types.NamespacedName{Namespace: devenv.JobNamespace, Name: p.Status.Savepoint.Name}, snap))
 	assert.Equal(t, before.Name, nestedString(snap.Object, "spec", "jobReference", "name"), "the savepoint was taken of the job being replaced")
 	assert.Equal(t, "COMPLETED", nestedString(snap.Object, "status", "state"))

@@ -16,9 +16,6 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// FieldManager is the server-side apply field manager of every write.
-const FieldManager = "bg-gitops"
-
 // Options of one Apply.
 type Options struct {
 	// ServiceAccountName, when set, makes every request (dry-run, apply,
@@ -143,8 +140,8 @@ func (a *Applier) clientFor(o Options) (client.Client, error) {
 }
 
 // Apply dry-runs, applies and prunes objects as described in the package
-// documentation. objects are not modified.
-func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructured, o Options) (Result, error) {
+// documentation. objs are not modified.
+func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, o Options) (Result, error) {
 	res := Result{Inventory: mergeInventory(o.Inventory, nil)}
 	if o.Prune && o.Source == "" {
 		return res, fmt.Errorf("prune needs a source")
@@ -153,7 +150,7 @@ func (a *Applier) Apply(ctx context.Context, objects []*unstructured.Unstructure
 	if err != nil {
 		return res, err
 	}
-	set, err := a.prepare(objects, o.Source)
+	set, err := a.prepare(objs, o.Source)
 	if err != nil {
 		return res, err
 	}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fluxcd/pkg/ssa/normalize"
 	"github.com/fluxcd/pkg/ssa/utils"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // plan is an object of the set with what applying it would do.
@@ -67,9 +67,7 @@ func diff(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]
 // the object would be.
 func dryRun(ctx context.Context, c client.Client, it *item) (*unstructured.Unstructured, error) {
 	dry := it.obj.DeepCopy()
-	err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
-		client.DryRunAll, client.ForceOwnership, client.FieldOwner(FieldManager))
-	if err != nil {
+	if err := objects.Apply(ctx, c, dry, client.DryRunAll); err != nil {
 		return nil, &ObjectError{ID: it.id, Err: apiError(it.obj, err)}
 	}
 	return dry, nil
@@ -90,31 +88,10 @@ func compare(ctx context.Context, c client.Client, it *item, dry *unstructured.U
 	switch {
 	case lv.obj == nil:
 		p.action = ActionCreated
-	case drifted(lv.obj, dry):
+	case objects.Drifted(lv.obj, dry), objects.Restamped(lv.obj, dry):
 		p.action = ActionConfigured
 	}
 	return p, nil
-}
-
-// drifted reports whether the dry-run result differs from the live object
-// in labels, annotations or anything outside metadata and status; the same
-// comparison as fluxcd/pkg/ssa, whose version is not exported.
-func drifted(live, dry *unstructured.Unstructured) bool {
-	if !apiequality.Semantic.DeepEqual(live.GetLabels(), dry.GetLabels()) ||
-		!apiequality.Semantic.DeepEqual(live.GetAnnotations(), dry.GetAnnotations()) {
-		return true
-	}
-	return !apiequality.Semantic.DeepEqual(body(live).Object, body(dry).Object)
-}
-
-func body(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	c := obj.DeepCopy()
-	unstructured.RemoveNestedField(c.Object, "metadata")
-	unstructured.RemoveNestedField(c.Object, "status")
-	if err := normalize.DryRunUnstructured(c); err != nil {
-		return obj
-	}
-	return c
 }
 
 // apiError turns an API server rejection into "field: reason; ...". The

@@ -30,12 +30,14 @@ Licensed under the Apache License, Version 2.0.
 //  5. Apply the changed objects of stage 2.
 //  6. Prune objects of the previous inventory that are not in the set.
 //
-// The comparison that decides "changed" is the dry-run result against the
-// live object, as in fluxcd/pkg/ssa. The Applier remembers, per object, the
-// desired state and resourceVersion last found in sync; when a dry-run
-// returns that resourceVersion for the same desired state, nothing changed
-// the object and it is not read, so an idle apply costs one request (the
-// dry-run) per object and writes nothing. Otherwise live objects are read
+// An object is "changed" when its dry-run result differs from the live
+// object by objects.Drifted (the drift `bg-gitops diff --cluster` reports)
+// or carries new stamps (revision, source); identity, apply order, CRD
+// scope and the field manager come from package objects too. The Applier
+// remembers, per object, the desired state and resourceVersion last found
+// in sync; when a dry-run returns that resourceVersion for the same desired
+// state, nothing changed the object and it is not read, so an idle apply
+// costs one request (the dry-run) per object and writes nothing. Otherwise live objects are read
 // with one LIST per kind and namespace when several objects share them (a
 // GET otherwise, or when the ServiceAccount may not list).
 package apply

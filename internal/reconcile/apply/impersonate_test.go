@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // serviceAccountForConfigMaps creates a ServiceAccount that may manage
@@ -76,8 +78,8 @@ func TestImpersonationRefusesWhatTheServiceAccountMayNot(t *testing.T) {
 	res := mustApply(t, a, []*unstructured.Unstructured{configMap(ns, "cm", map[string]any{"k": "1"})}, o)
 	wantActions(t, res, map[string]string{"ConfigMap/" + ns + "/cm": ActionCreated})
 	cm, _ := getConfigMap(t, ns, "cm")
-	if len(cm.ManagedFields) == 0 || cm.ManagedFields[0].Manager != FieldManager {
-		t.Errorf("managed fields = %+v, want manager %s", cm.ManagedFields, FieldManager)
+	if len(cm.ManagedFields) == 0 || cm.ManagedFields[0].Manager != objects.FieldManager {
+		t.Errorf("managed fields = %+v, want manager %s", cm.ManagedFields, objects.FieldManager)
 	}
 
 	// Prune runs as the ServiceAccount too.

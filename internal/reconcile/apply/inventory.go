@@ -3,17 +3,17 @@ package apply
 import (
 	"sort"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // ref is the inventory entry of obj: ID <namespace>_<name>_<group>_<kind>
 // (cli-utils' ObjMetadata, the format of Flux's inventory) and the version.
 func ref(obj *unstructured.Unstructured) v1alpha1.ObjectRef {
 	return v1alpha1.ObjectRef{
-		ID:      object.UnstructuredToObjMetadata(obj).String(),
+		ID:      objects.Key(obj).String(),
 		Version: obj.GroupVersionKind().Version,
 	}
 }

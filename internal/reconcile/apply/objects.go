@@ -6,13 +6,11 @@ import (
 	"sort"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
-	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // item is one object of the set, validated and normalised.
@@ -29,26 +27,24 @@ type item struct {
 // cluster-scoped ones lose a stray namespace, and no identity repeats. It
 // stamps the source annotation where it is missing and returns the set in
 // apply order.
-func (a *Applier) prepare(objects []*unstructured.Unstructured, source string) ([]*item, error) {
-	scopes := crdScopes(objects)
+func (a *Applier) prepare(objs []*unstructured.Unstructured, source string) ([]*item, error) {
+	scopes := objects.CRDScopes(objs)
 	var errs []error
-	set := make([]*item, 0, len(objects))
-	for i, in := range objects {
+	set := make([]*item, 0, len(objs))
+	for i, in := range objs {
 		it, err := a.newItem(in, scopes)
 		if err != nil {
 			errs = append(errs, objectError(i, in, err))
 			continue
 		}
-		stampSource(it.obj, source)
+		objects.Stamp(it.obj, "", source)
 		set = append(set, it)
 	}
 	errs = append(errs, duplicates(set)...)
 	if err := joinObjectErrors(errs); err != nil {
 		return nil, fmt.Errorf("invalid object set: %w", err)
 	}
-	sort.SliceStable(set, func(i, j int) bool {
-		return ssa.SortableUnstructureds{set[i].obj, set[j].obj}.Less(0, 1)
-	})
+	sort.SliceStable(set, func(i, j int) bool { return objects.Less(set[i].meta, set[j].meta) })
 	return set, nil
 }
 
@@ -56,7 +52,7 @@ func objectError(i int, obj *unstructured.Unstructured, err error) error {
 	if obj == nil || obj.GetKind() == "" || obj.GetName() == "" {
 		return &ObjectError{ID: fmt.Sprintf("object #%d", i+1), Err: err}
 	}
-	return &ObjectError{ID: utils.FmtUnstructured(obj), Err: err}
+	return &ObjectError{ID: objects.ID(obj), Err: err}
 }
 
 func (a *Applier) newItem(in *unstructured.Unstructured, scopes map[schema.GroupKind]bool) (*item, error) {
@@ -67,11 +63,10 @@ func (a *Applier) newItem(in *unstructured.Unstructured, scopes map[schema.Group
 	gvk := obj.GroupVersionKind()
 	namespaced, ok := scopes[gvk.GroupKind()]
 	if !ok {
-		m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
+		var err error
+		if namespaced, err = objects.Namespaced(a.mapper, gvk); err != nil {
 			return nil, fmt.Errorf("unknown kind %s: %w", gvk, err)
 		}
-		namespaced = m.Scope.Name() == meta.RESTScopeNameNamespace
 	}
 	switch {
 	case !namespaced:
@@ -81,52 +76,22 @@ func (a *Applier) newItem(in *unstructured.Unstructured, scopes map[schema.Group
 	}
 	return &item{
 		obj:        obj,
-		meta:       object.UnstructuredToObjMetadata(obj),
-		id:         utils.FmtUnstructured(obj),
+		meta:       objects.Key(obj),
+		id:         objects.ID(obj),
 		namespaced: namespaced,
 	}, nil
-}
-
-// crdScopes maps the kinds defined by CRDs of the set to whether they are
-// namespaced, so their objects can be validated before the CRD exists.
-func crdScopes(objects []*unstructured.Unstructured) map[schema.GroupKind]bool {
-	scopes := map[schema.GroupKind]bool{}
-	for _, o := range objects {
-		if o == nil || !utils.IsCRD(o) {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
-		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
-		scopes[schema.GroupKind{Group: group, Kind: kind}] = scope == "Namespaced"
-	}
-	return scopes
-}
-
-// stampSource sets the source annotation to source, also over a value from
-// Git: prune trusts it, so a manifest must not claim another source.
-func stampSource(obj *unstructured.Unstructured, source string) {
-	if source == "" {
-		return
-	}
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[v1alpha1.SourceAnnotation] = source
-	obj.SetAnnotations(ann)
 }
 
 // duplicates reports every identity (group, kind, namespace, name) that
 // appears more than once; the API server would apply both and keep one.
 func duplicates(set []*item) []error {
-	seen := map[object.ObjMetadata]int{}
+	objs := make([]*unstructured.Unstructured, len(set))
+	for i, it := range set {
+		objs[i] = it.obj
+	}
 	var errs []error
-	for _, it := range set {
-		seen[it.meta]++
-		if seen[it.meta] == 2 {
-			errs = append(errs, &ObjectError{ID: it.id, Err: errors.New("defined more than once in the set")})
-		}
+	for _, u := range objects.Duplicates(objs) {
+		errs = append(errs, &ObjectError{ID: objects.ID(u), Err: errors.New("defined more than once in the set")})
 	}
 	return errs
 }

@@ -7,14 +7,13 @@ import (
 	"sort"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
-	"github.com/fluxcd/pkg/ssa"
-	"github.com/fluxcd/pkg/ssa/utils"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // prune deletes the stale inventory entries that carry our source
@@ -34,17 +33,17 @@ func (r *run) prune(ctx context.Context, refs []v1alpha1.ObjectRef, source strin
 		metas = append(metas, m)
 		versions[m] = e
 	}
-	sort.Sort(sort.Reverse(ssa.SortableMetas(metas)))
+	sort.SliceStable(metas, func(i, j int) bool { return objects.Less(metas[j], metas[i]) })
 	var changes []Change
 	for _, m := range metas {
 		action, err := r.pruneOne(ctx, m, versions[m].Version, source)
 		if err != nil {
-			errs = append(errs, &ObjectError{ID: utils.FmtObjMetadata(m), Err: err})
+			errs = append(errs, &ObjectError{ID: objects.KeyID(m), Err: err})
 			r.unpruned = append(r.unpruned, versions[m])
 			continue
 		}
 		if action != "" {
-			changes = append(changes, Change{ID: utils.FmtObjMetadata(m), Action: action})
+			changes = append(changes, Change{ID: objects.KeyID(m), Action: action})
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

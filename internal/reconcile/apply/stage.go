@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // establishTimeout bounds the wait for a new CRD to be served.
@@ -117,7 +117,7 @@ func deferred(rest []*item, defs []*plan) (now, later []*item) {
 		case utils.IsNamespace(p.obj) && p.action == ActionCreated:
 			namespaces[p.obj.GetName()] = true
 		case utils.IsCRD(p.obj) && (p.action != ActionUnchanged || !established(p.live)):
-			kinds[crdKind(p.obj)] = true
+			kinds[objects.CRDKind(p.obj)] = true
 		}
 	}
 	for _, it := range rest {
@@ -130,15 +130,9 @@ func deferred(rest []*item, defs []*plan) (now, later []*item) {
 	return now, later
 }
 
-func crdKind(crd *unstructured.Unstructured) schema.GroupKind {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-	return schema.GroupKind{Group: group, Kind: kind}
-}
-
 func sortPlans(plans []*plan) []*plan {
 	sort.SliceStable(plans, func(i, j int) bool {
-		return ssa.SortableMetas{plans[i].meta, plans[j].meta}.Less(0, 1)
+		return objects.Less(plans[i].meta, plans[j].meta)
 	})
 	return plans
 }
@@ -149,9 +143,7 @@ func (r *run) write(ctx context.Context, plans []*plan) error {
 	for _, p := range plans {
 		if p.action != ActionUnchanged {
 			obj := p.obj.DeepCopy()
-			err := r.c.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj),
-				client.ForceOwnership, client.FieldOwner(FieldManager))
-			if err != nil {
+			if err := objects.Apply(ctx, r.c, obj); err != nil {
 				return fmt.Errorf("apply: %w", &ObjectError{ID: p.id, Err: apiError(p.obj, err)})
 			}
 			r.written = append(r.written, ref(p.obj))
