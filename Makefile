@@ -52,16 +52,26 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
 	$(CONTROLLER_GEN) rbac:roleName=bg-gitops-manager paths=./internal/reconcile/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are stale or go.mod is untidy.
+verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, or a file lacks gofmt or its license header.
 	$(GO) mod tidy
 	@git diff --exit-code -- api config go.mod go.sum || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	hack/check-headers.sh
 	$(GO) vet ./...
 
 ##@ Test
 .PHONY: test
-test: tools verify ## Build what is missing, then run every test against real servers.
+test: tools generate manifests ## Build what is missing, regenerate, then run every test against real servers.
 	$(GO) test -count=1 -timeout 30m ./...
+
+# The packages whose tests run quickly enough under the race detector on two
+# cores; the controller packages run there too, in their own step of CI.
+RACE_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./internal/objects/... ./internal/review/... \
+	./internal/render/... ./internal/source/... ./internal/status/... ./internal/flinksim/... ./internal/reconcile/...
+
+.PHONY: race
+race: tools ## Run the tests of RACE_PKGS with the race detector (a step of CI).
+	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
 FUZZTIME ?= 10s
 

@@ -1,5 +1,11 @@
 //go:build bench
 
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package bench holds the scenario benchmarks of `make bench`: a real
 // kube-apiserver and etcd (internal/testenv), real `git http-backend`
 // servers, a real Gitea, and `bg-gitops controller` as a separate process.

@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/diff"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
@@ -53,11 +53,11 @@ func TestControllerTakesTheAnnouncedAction(t *testing.T) {
 	}
 }
 
-func announcedAction(t *testing.T, r *prRepo) diff.Action {
+func announcedAction(t *testing.T, r *prRepo) review.Action {
 	t.Helper()
 	res := runCLI(t, "diff", "--repo", r.dir, "--base", "main", "--head", "pr", "--path", prPath, "--format", "json")
 	require.Equal(t, 1, res.code, res.stderr)
-	var rep diff.Report
+	var rep review.Report
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep))
 	for _, o := range rep.Objects {
 		if o.Deployment != nil {
@@ -106,8 +106,8 @@ func applyHead(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDepl
 
 type outcome func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, blueBefore *unstructured.Unstructured)
 
-var outcomes = map[diff.Action]outcome{
-	diff.ActionTransitionSavepoint: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
+var outcomes = map[review.Action]outcome{
+	review.ActionTransitionSavepoint: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
 		ns, name := head.Namespace, head.Name
 		eventually(t, "ACTIVE_GREEN", fbgdIn(env, t, ns, name, v1alpha1.ActiveGreen, v1alpha1.JobRunning))
 		eventually(t, "blue deleted", func() bool { _, ok := flinkChild(env, ns, name+"-blue"); return !ok })
@@ -120,7 +120,7 @@ var outcomes = map[diff.Action]outcome{
 		assert.NotEmpty(t, taken.JobID)
 		assert.Equal(t, head.Spec.Template.Spec.Image, nestedString(green, "spec", "image"))
 	},
-	diff.ActionPatch: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
+	review.ActionPatch: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
 		ns, name := head.Namespace, head.Name
 		eventually(t, "blue patched in place", func() bool {
 			blue, ok := flinkChild(env, ns, name+"-blue")
@@ -129,7 +129,7 @@ var outcomes = map[diff.Action]outcome{
 		_, green := flinkChild(env, ns, name+"-green")
 		assert.False(t, green, "no other colour for an in-place patch")
 	},
-	diff.ActionSuspend: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
+	review.ActionSuspend: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
 		ns, name := head.Namespace, head.Name
 		eventually(t, "job SUSPENDED", fbgdIn(env, t, ns, name, v1alpha1.ActiveBlue, v1alpha1.JobSuspended))
 		blue, _ := flinkChild(env, ns, name+"-blue")
@@ -137,7 +137,7 @@ var outcomes = map[diff.Action]outcome{
 		_, green := flinkChild(env, ns, name+"-green")
 		assert.False(t, green)
 	},
-	diff.ActionNothing: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, before *unstructured.Unstructured) {
+	review.ActionNothing: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, before *unstructured.Unstructured) {
 		ns, name := head.Namespace, head.Name
 		eventually(t, "head generation observed", func() bool {
 			p := getFBGD(t, env, ns, name)
@@ -149,7 +149,7 @@ var outcomes = map[diff.Action]outcome{
 		assert.Equal(t, before.Object["spec"], blue.Object["spec"])
 		assert.True(t, fbgdIn(env, t, ns, name, v1alpha1.ActiveBlue, v1alpha1.JobRunning)())
 	},
-	diff.ActionSavepointRedeploy: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
+	review.ActionSavepointRedeploy: func(t *testing.T, env *testenv.Env, head *v1alpha1.FlinkBlueGreenDeployment, _ *unstructured.Unstructured) {
 		ns, name := head.Namespace, head.Name
 		eventually(t, "ACTIVE_GREEN", fbgdIn(env, t, ns, name, v1alpha1.ActiveGreen, v1alpha1.JobRunning))
 		assert.Nil(t, getFBGD(t, env, ns, name).Status.Savepoint, "no savepoint is taken")

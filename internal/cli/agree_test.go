@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/diff/difftest"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/review/reviewtest"
 )
 
 // TestDiffAgreesWithDecide: for every pull-request case, the action diff
@@ -31,7 +31,7 @@ func TestDiffAgreesWithDecide(t *testing.T) {
 			r := newPRRepo(t)
 			c.change(r)
 			r.commit(c.name)
-			announced, err := difftest.Check(renderedFBGD(t, r, "main"), renderedFBGD(t, r, "pr"))
+			announced, err := reviewtest.Check(renderedFBGD(t, r, "main"), renderedFBGD(t, r, "pr"))
 			require.NoError(t, err)
 			assert.Equal(t, c.action, announced)
 		})

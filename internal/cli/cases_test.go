@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package cli
 
 import (
-	"bggitops.dev/bg-gitops/internal/diff"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 const (
@@ -26,28 +26,28 @@ const (
 type prCase struct {
 	name   string
 	change func(r *prRepo)
-	action diff.Action
+	action review.Action
 }
 
 var prCases = []prCase{
 	{"image", func(r *prRepo) {
 		r.replace(fbgdPatch, "image: flink:1.20.1-java17", "image: flink:1.20.2-java17")
-	}, diff.ActionTransitionSavepoint},
+	}, review.ActionTransitionSavepoint},
 	{"parallelism", func(r *prRepo) {
 		r.replace(fbgdPatch, "      flinkConfiguration:\n", "      flinkConfiguration:\n        parallelism.default: \"8\"\n")
-	}, diff.ActionPatch},
+	}, review.ActionPatch},
 	{"upgrade-mode", func(r *prRepo) {
 		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        upgradeMode: last-state\n")
-	}, diff.ActionPatch},
+	}, review.ActionPatch},
 	{"suspend", func(r *prRepo) {
 		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        state: suspended\n")
-	}, diff.ActionSuspend},
+	}, review.ActionSuspend},
 	{"configuration", func(r *prRepo) {
 		r.replace(fbgdPatch, `bggitops.dev/savepoint-timeout: "30 min"`, `bggitops.dev/savepoint-timeout: "45 min"`)
-	}, diff.ActionNothing},
+	}, review.ActionNothing},
 	{"redeploy", func(r *prRepo) {
 		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        savepointRedeployNonce: 1\n")
-	}, diff.ActionSavepointRedeploy},
+	}, review.ActionSavepointRedeploy},
 	{"removed-configmap", func(r *prRepo) {
 		r.replace(baseKustom, "  - configmap.yaml\n", "")
 		r.replace(prodKustom, "  - path: configmap-patch.yaml\n", "")

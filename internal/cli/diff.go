@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"bggitops.dev/bg-gitops/internal/diff"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 type diffFlags struct {
@@ -85,38 +85,38 @@ func runDiff(cmd *cobra.Command, f *diffFlags) error {
 
 // buildReport renders the head and compares it with the base ref or the
 // cluster.
-func buildReport(cmd *cobra.Command, f *diffFlags) (*diff.Report, error) {
+func buildReport(cmd *cobra.Command, f *diffFlags) (*review.Report, error) {
 	head, headSHA, err := renderAt(f.repo, f.head, f.path, f.allowRemoteBases)
 	if err != nil {
 		return nil, fmt.Errorf("head: %w", err)
 	}
 	if f.cluster {
-		return clusterReport(cmd.Context(), f.kubeconfig, head, diff.Revision{Ref: f.head, SHA: headSHA})
+		return clusterReport(cmd.Context(), f.kubeconfig, head, review.Revision{Ref: f.head, SHA: headSHA})
 	}
 	base, baseSHA, err := renderAt(f.repo, f.base, f.path, f.allowRemoteBases)
 	if err != nil {
 		return nil, fmt.Errorf("base: %w", err)
 	}
-	r, err := diff.Compare(base, head)
+	r, err := review.Compare(base, head)
 	if err != nil {
 		return nil, err
 	}
-	r.Base = diff.Revision{Ref: f.base, SHA: baseSHA}
-	r.Head = diff.Revision{Ref: f.head, SHA: headSHA}
+	r.Base = review.Revision{Ref: f.base, SHA: baseSHA}
+	r.Head = review.Revision{Ref: f.head, SHA: headSHA}
 	return r, nil
 }
 
 // writerFor returns the writer of a format; text is coloured only on a
 // terminal.
-func writerFor(format string, w io.Writer) (func(*diff.Report) error, error) {
+func writerFor(format string, w io.Writer) (func(*review.Report) error, error) {
 	switch format {
 	case "text", "":
 		colour := isTerminal(w)
-		return func(r *diff.Report) error { return diff.WriteText(w, r, colour) }, nil
+		return func(r *review.Report) error { return review.WriteText(w, r, colour) }, nil
 	case "markdown", "md":
-		return func(r *diff.Report) error { return diff.WriteMarkdown(w, r) }, nil
+		return func(r *review.Report) error { return review.WriteMarkdown(w, r) }, nil
 	case "json":
-		return func(r *diff.Report) error { return diff.WriteJSON(w, r) }, nil
+		return func(r *review.Report) error { return review.WriteJSON(w, r) }, nil
 	}
 	return nil, fmt.Errorf("--format %q: want text, markdown or json", format)
 }

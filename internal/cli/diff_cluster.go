@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"bggitops.dev/bg-gitops/internal/diff"
 	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 // clusterReport compares every head object with the live one: the head side
@@ -27,7 +27,7 @@ import (
 // would re-apply it. Objects only in
 // the cluster are not reported: which of them the controller prunes
 // depends on a GitRepository's inventory, not on the repository.
-func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.Unstructured, rev diff.Revision) (*diff.Report, error) {
+func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.Unstructured, rev review.Revision) (*review.Report, error) {
 	cfg, err := clientConfig(kubeconfig).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
@@ -47,11 +47,11 @@ func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.
 		}
 		dry = append(dry, objects.Normalize(d))
 	}
-	r, err := diff.Compare(live, dry)
+	r, err := review.Compare(live, dry)
 	if err != nil {
 		return nil, err
 	}
-	r.Base = diff.Revision{Ref: "cluster"}
+	r.Base = review.Revision{Ref: "cluster"}
 	r.Head = rev
 	return r, nil
 }

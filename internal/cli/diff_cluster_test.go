@@ -18,23 +18,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/diff"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
-func clusterDiff(t *testing.T, r *prRepo, kubeconfig string) (int, *diff.Report) {
+func clusterDiff(t *testing.T, r *prRepo, kubeconfig string) (int, *review.Report) {
 	t.Helper()
 	res := runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", prPath, "--cluster", "--kubeconfig", kubeconfig, "--format", "json")
 	require.Contains(t, []int{0, 1}, res.code, res.stderr)
-	rep := &diff.Report{}
+	rep := &review.Report{}
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), rep))
 	assertNoSecret(t, res.stdout)
 	return res.code, rep
 }
 
-func changes(rep *diff.Report) map[string]diff.Change {
-	m := map[string]diff.Change{}
+func changes(rep *review.Report) map[string]review.Change {
+	m := map[string]review.Change{}
 	for _, o := range rep.Objects {
 		m[o.ID()] = o.Change
 	}
@@ -52,10 +52,10 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	code, rep := clusterDiff(t, r, env.Kubeconfig)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "cluster", rep.Base.Ref)
-	assert.Equal(t, map[string]diff.Change{
-		"Namespace flink-production": diff.Added, "ConfigMap flink-production/state-machine-config": diff.Added,
-		"Secret flink-production/state-machine-kafka":             diff.Added,
-		"FlinkBlueGreenDeployment flink-production/state-machine": diff.Added,
+	assert.Equal(t, map[string]review.Change{
+		"Namespace flink-production": review.Added, "ConfigMap flink-production/state-machine-config": review.Added,
+		"Secret flink-production/state-machine-kafka":             review.Added,
+		"FlinkBlueGreenDeployment flink-production/state-machine": review.Added,
 	}, changes(rep))
 
 	objs, _, err := render.BuildRef(r.dir, "main", prPath, render.Options{Revision: "main@sha1:1", Source: "x/y"})
@@ -80,6 +80,6 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	require.Len(t, rep.Objects, 2, "%+v", rep.Objects)
 	assert.Contains(t, rep.Objects[0].Diff, "-  ALERT_THRESHOLD: \"5\"\n+  ALERT_THRESHOLD: \"100\"")
 	assert.Equal(t, v1alpha1.FlinkBlueGreenDeploymentKind, rep.Objects[1].Kind)
-	assert.Equal(t, diff.ActionTransitionSavepoint, rep.Objects[1].Deployment.Action, "undoing the hand edit is a transition")
+	assert.Equal(t, review.ActionTransitionSavepoint, rep.Objects[1].Deployment.Action, "undoing the hand edit is a transition")
 	assert.Equal(t, []string{"image"}, rep.Objects[1].Deployment.Fields)
 }

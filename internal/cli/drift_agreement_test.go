@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"bggitops.dev/bg-gitops/internal/diff"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
@@ -181,14 +181,14 @@ func TestDriftAgreement(t *testing.T) {
 // cliVerdicts runs the report of diff --cluster: name → "new" or "drift".
 func cliVerdicts(t *testing.T, ctx context.Context, env *testenv.Env, head []*unstructured.Unstructured) map[string]string {
 	t.Helper()
-	rep, err := clusterReport(ctx, env.Kubeconfig, head, diff.Revision{Ref: "main"})
+	rep, err := clusterReport(ctx, env.Kubeconfig, head, review.Revision{Ref: "main"})
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, o := range rep.Objects {
 		switch o.Change {
-		case diff.Added:
+		case review.Added:
 			out[o.Name] = "new"
-		case diff.Changed:
+		case review.Changed:
 			out[o.Name] = "drift"
 		default:
 			t.Errorf("%s: unexpected change %q", o.ID(), o.Change)

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"bggitops.dev/bg-gitops/internal/diff"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
@@ -50,9 +50,9 @@ func TestDiffGolden(t *testing.T) {
 func assertAnnounced(t *testing.T, r *prRepo, c prCase) {
 	t.Helper()
 	res := runCLI(t, "diff", "--repo", r.dir, "--base", "main", "--head", "pr", "--path", prPath, "--format", "json")
-	var rep diff.Report
+	var rep review.Report
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep))
-	var got diff.Action
+	var got review.Action
 	for _, o := range rep.Objects {
 		if o.Deployment != nil {
 			got = o.Deployment.Action

@@ -22,7 +22,7 @@ func syncDesired(gr *v1alpha1.GitRepository) []status.Desired {
 		return nil
 	}
 	want := func(s status.State, desc string) []status.Desired {
-		return []status.Desired{{Revision: rev, Status: status.Status{
+		return []status.Desired{{Revision: rev, Status: status.Entry{
 			Context: status.SyncContext(gr.Namespace, gr.Name), State: s, Description: desc}}}
 	}
 	for _, typ := range []string{v1alpha1.BuildFailedCondition, v1alpha1.ApplyFailedCondition} {
@@ -53,10 +53,10 @@ func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
 		return nil
 	}
 	ctx := status.RolloutContext(p.Namespace, p.Name)
-	out := []status.Desired{{Revision: rev, Status: status.Status{Context: ctx, State: s, Description: desc}}}
+	out := []status.Desired{{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}}}
 	for _, r := range st.CommitStatuses {
 		if r.Context == ctx && r.Revision != rev && r.State == string(status.StatePending) {
-			out = append(out, status.Desired{Revision: r.Revision, Status: status.Status{Context: ctx, State: status.StateFailure,
+			out = append(out, status.Desired{Revision: r.Revision, Status: status.Entry{Context: ctx, State: status.StateFailure,
 				Description: "superseded by " + shortRevision(rev) + " before its rollout finished"}})
 		}
 	}

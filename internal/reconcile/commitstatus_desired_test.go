@@ -81,19 +81,19 @@ func TestRolloutDesired(t *testing.T) {
 		{"savepointing", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.SavepointingBlue, TargetRevision: revB,
 			JobStatus:  v1alpha1.JobStatus{State: v1alpha1.JobReconciling},
 			Conditions: []metav1.Condition{cond(v1alpha1.ReconcilingCondition, "True", "taking savepoint of orders-blue")}},
-			[]status.Desired{{Revision: revB, Status: status.Status{Context: ctx, State: status.StatePending, Description: "taking savepoint of orders-blue"}}}},
+			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StatePending, Description: "taking savepoint of orders-blue"}}}},
 		{"green active", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveGreen, ActiveRevision: revB, TargetRevision: revB,
 			ActiveDeployment: "orders-green", JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning},
 			Savepoint: &v1alpha1.SavepointStatus{Name: "sp", Path: "/sp/savepoint-1"}},
-			[]status.Desired{{Revision: revB, Status: status.Status{Context: ctx, State: status.StateSuccess, Description: "orders-green active, restored from savepoint /sp/savepoint-1"}}}},
+			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StateSuccess, Description: "orders-green active, restored from savepoint /sp/savepoint-1"}}}},
 		{"aborted", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveRevision: revA, TargetRevision: revB,
 			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "aborted: orders-green not ready within 10m; orders-blue keeps running"},
-			[]status.Desired{{Revision: revB, Status: status.Status{Context: ctx, State: status.StateFailure, Description: "aborted: orders-green not ready within 10m; orders-blue keeps running"}}}},
+			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StateFailure, Description: "aborted: orders-green not ready within 10m; orders-blue keeps running"}}}},
 		{"superseded pending commit", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen, TargetRevision: revB,
 			CommitStatuses: []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revA, State: "pending", Description: "x"}}},
 			[]status.Desired{
-				{Revision: revB, Status: status.Status{Context: ctx, State: status.StatePending, Description: "rollout in progress"}},
-				{Revision: revA, Status: status.Status{Context: ctx, State: status.StateFailure, Description: "superseded by bbbbbbbbbbbb before its rollout finished"}},
+				{Revision: revB, Status: status.Entry{Context: ctx, State: status.StatePending, Description: "rollout in progress"}},
+				{Revision: revA, Status: status.Entry{Context: ctx, State: status.StateFailure, Description: "superseded by bbbbbbbbbbbb before its rollout finished"}},
 			}},
 	}
 	for _, tc := range cases {
@@ -104,7 +104,7 @@ func TestRolloutDesired(t *testing.T) {
 }
 
 func TestRecordsAcknowledgeOnce(t *testing.T) {
-	want := []status.Desired{{Revision: revA, Status: status.Status{Context: "c", State: status.StateSuccess, Description: "ok"}}}
+	want := []status.Desired{{Revision: revA, Status: status.Entry{Context: "c", State: status.StateSuccess, Description: "ok"}}}
 	assert.Len(t, unacknowledged(want, nil, "gitea"), 1)
 	records := mergeRecords(nil, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: revA, State: "pending", Description: "p"}})
 	assert.Len(t, unacknowledged(want, records, "gitea"), 1, "a pending record does not acknowledge success")

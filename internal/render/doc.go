@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package render owns turning a Git tree into Kubernetes objects: it runs
 // kustomize in-process inside a sandbox rooted at the repository (no path or
 // symlink may leave it, no remote bases unless allowed, no exec or

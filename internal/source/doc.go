@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package source owns everything between a GitRepository and a checked-out
 // commit on disk: credentials from the Secret, resolving the ref with a remote
 // listing, the shallow fetch into a per-object cache directory, the revision

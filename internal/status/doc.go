@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package status writes bg-gitops outcomes back to the commit that caused
 // them, as commit statuses on Gitea, GitHub or GitLab.
 //

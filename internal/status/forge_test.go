@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -24,7 +30,7 @@ type fakeForge struct {
 	project string // GitHub owner/repo, or GitLab project id as sent (escaped)
 
 	mu       sync.Mutex
-	statuses map[string][]Status // sha → statuses, oldest first
+	statuses map[string][]Entry // sha → statuses, oldest first
 	posts    int
 	failures []cannedResponse
 }
@@ -36,7 +42,7 @@ type cannedResponse struct {
 }
 
 func newFakeForge(t *testing.T, prefix, project string, handler func(*fakeForge, http.ResponseWriter, *http.Request)) *fakeForge {
-	f := &fakeForge{t: t, prefix: prefix, project: project, statuses: map[string][]Status{}}
+	f := &fakeForge{t: t, prefix: prefix, project: project, statuses: map[string][]Entry{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.canned(w) {
 			return
@@ -71,7 +77,7 @@ func (f *fakeForge) canned(w http.ResponseWriter) bool {
 	return true
 }
 
-func (f *fakeForge) add(sha string, s Status) {
+func (f *fakeForge) add(sha string, s Entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.statuses[sha] = append(f.statuses[sha], s)
@@ -79,11 +85,11 @@ func (f *fakeForge) add(sha string, s Status) {
 }
 
 // latest returns the newest status per context, newest context first.
-func (f *fakeForge) latest(sha string) []Status {
+func (f *fakeForge) latest(sha string) []Entry {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	seen := map[string]bool{}
-	var out []Status
+	var out []Entry
 	all := f.statuses[sha]
 	for i := len(all) - 1; i >= 0; i-- {
 		if !seen[all[i].Context] {

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -38,7 +44,7 @@ func (g *giteaProvider) client(ctx context.Context) (*sdk.Client, error) {
 
 // List pages through all statuses and keeps the newest (highest id) per
 // context: the combined-status endpoint is paged to 30 contexts by default.
-func (g *giteaProvider) List(ctx context.Context, sha string) ([]Status, error) {
+func (g *giteaProvider) List(ctx context.Context, sha string) ([]Entry, error) {
 	c, err := g.client(ctx)
 	if err != nil {
 		return nil, err
@@ -63,17 +69,17 @@ func (g *giteaProvider) List(ctx context.Context, sha string) ([]Status, error) 
 			break
 		}
 	}
-	out := make([]Status, 0, len(order))
+	out := make([]Entry, 0, len(order))
 	for _, k := range order {
 		s := latest[k]
-		out = append(out, Status{Context: s.Context, Description: s.Description,
+		out = append(out, Entry{Context: s.Context, Description: s.Description,
 			TargetURL: s.TargetURL, State: State(s.State)})
 	}
 	return out, nil
 }
 
 // Post creates a status; Gitea's words equal ours.
-func (g *giteaProvider) Post(ctx context.Context, sha string, s Status) error {
+func (g *giteaProvider) Post(ctx context.Context, sha string, s Entry) error {
 	c, err := g.client(ctx)
 	if err != nil {
 		return err

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -73,7 +79,7 @@ func TestGiteaPostAndList(t *testing.T) {
 	p, sha := giteaRepo(t, forge.Token)
 	ctx := context.Background()
 	sync, rollout := SyncContext("ns", "repo"), RolloutContext("ns", "job")
-	for _, s := range []Status{
+	for _, s := range []Entry{
 		{Context: sync, State: StatePending, Description: "applying"},
 		{Context: sync, State: StateSuccess, Description: "applied", TargetURL: "http://127.0.0.1/x"},
 		{Context: rollout, State: StateFailure, Description: "aborted: green not ready within 10m; blue still active"},
@@ -86,7 +92,7 @@ func TestGiteaPostAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Status{
+	want := map[string]Entry{
 		sync:    {Context: sync, State: StateSuccess, Description: "applied", TargetURL: "http://127.0.0.1/x"},
 		rollout: {Context: rollout, State: StateFailure, Description: "aborted: green not ready within 10m; blue still active"},
 	}
@@ -104,8 +110,8 @@ func TestGiteaSyncNeverDuplicates(t *testing.T) {
 	ctx := context.Background()
 	rev := "main@sha1:" + sha
 	desired := []Desired{
-		{Revision: rev, Status: Status{Context: SyncContext("ns", "repo"), State: StateSuccess, Description: "applied"}},
-		{Revision: rev, Status: Status{Context: RolloutContext("ns", "job"), State: StatePending, Description: "savepointing blue"}},
+		{Revision: rev, Status: Entry{Context: SyncContext("ns", "repo"), State: StateSuccess, Description: "applied"}},
+		{Revision: rev, Status: Entry{Context: RolloutContext("ns", "job"), State: StatePending, Description: "savepointing blue"}},
 	}
 	for i := 0; i < 3; i++ {
 		recs, err := Sync(ctx, p, desired)
@@ -120,7 +126,7 @@ func TestGiteaWrongToken(t *testing.T) {
 	const bad = "0123456789abcdef0123456789abcdef01234567"
 	good, sha := giteaRepo(t, forge.Token)
 	p := giteaFor(t, forge.Repository(repoName(good)), bad)
-	err := p.Post(context.Background(), sha, Status{Context: "c", State: StateSuccess})
+	err := p.Post(context.Background(), sha, Entry{Context: "c", State: StateSuccess})
 	assertClass(t, err, ErrUnauthorized, bad)
 	_, err = p.List(context.Background(), sha)
 	assertClass(t, err, ErrUnauthorized, bad)
@@ -129,7 +135,7 @@ func TestGiteaWrongToken(t *testing.T) {
 func TestGiteaWrongRepository(t *testing.T) {
 	_, sha := giteaRepo(t, forge.Token)
 	p := giteaFor(t, forge.Repository("no-such-repo"), forge.Token)
-	err := p.Post(context.Background(), sha, Status{Context: "c", State: StateSuccess})
+	err := p.Post(context.Background(), sha, Entry{Context: "c", State: StateSuccess})
 	assertClass(t, err, ErrNotFound, forge.Token)
 	_, err = p.List(context.Background(), sha)
 	assertClass(t, err, ErrNotFound, forge.Token)
@@ -140,7 +146,7 @@ func TestGiteaWrongRepository(t *testing.T) {
 func TestGiteaOutageThenRecovery(t *testing.T) {
 	p, sha := giteaRepo(t, forge.Token)
 	ctx := context.Background()
-	desired := []Desired{{Revision: "sha1:" + sha, Status: Status{Context: RolloutContext("ns", "job"),
+	desired := []Desired{{Revision: "sha1:" + sha, Status: Entry{Context: RolloutContext("ns", "job"),
 		State: StateSuccess, Description: "green active"}}}
 	if err := forge.StopProcess(); err != nil {
 		t.Fatal(err)

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -35,8 +41,8 @@ func newGitHub(address, repository, token string, c *http.Client) (*githubProvid
 func (g *githubProvider) forge() string { return ProviderGitHub }
 
 // List reads the combined status: the latest status per context.
-func (g *githubProvider) List(ctx context.Context, sha string) ([]Status, error) {
-	var out []Status
+func (g *githubProvider) List(ctx context.Context, sha string) ([]Entry, error) {
+	var out []Entry
 	opt := &gh.ListOptions{PerPage: 100}
 	for {
 		combined, resp, err := g.client.Repositories.GetCombinedStatus(ctx, g.owner, g.repo, sha, opt)
@@ -44,7 +50,7 @@ func (g *githubProvider) List(ctx context.Context, sha string) ([]Status, error)
 			return nil, g.wrap("list statuses", resp, err)
 		}
 		for _, s := range combined.Statuses {
-			out = append(out, Status{Context: s.GetContext(), Description: s.GetDescription(),
+			out = append(out, Entry{Context: s.GetContext(), Description: s.GetDescription(),
 				TargetURL: s.GetTargetURL(), State: State(s.GetState())})
 		}
 		if resp.NextPage == 0 {
@@ -55,7 +61,7 @@ func (g *githubProvider) List(ctx context.Context, sha string) ([]Status, error)
 }
 
 // Post creates a status; GitHub's words equal ours.
-func (g *githubProvider) Post(ctx context.Context, sha string, s Status) error {
+func (g *githubProvider) Post(ctx context.Context, sha string, s Entry) error {
 	st := gh.RepoStatus{
 		State:       gh.Ptr(string(s.State)),
 		Description: gh.Ptr(Truncate(s.Description, ProviderGitHub)),

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -75,7 +81,7 @@ func githubCreate(f *fakeForge, w http.ResponseWriter, r *http.Request, sha stri
 				"message": "description is too long (maximum is 140 characters)"}}})
 		return
 	}
-	s := Status{Context: *body.Context, Description: *body.Description, State: State(body.State)}
+	s := Entry{Context: *body.Context, Description: *body.Description, State: State(body.State)}
 	if body.TargetURL != nil {
 		s.TargetURL = *body.TargetURL
 	}
@@ -115,7 +121,7 @@ func newGitHubForTest(t *testing.T) (*fakeForge, Provider) {
 func TestGitHubPostAndList(t *testing.T) {
 	_, p := newGitHubForTest(t)
 	ctx := context.Background()
-	posted := []Status{
+	posted := []Entry{
 		{Context: SyncContext("ns", "a"), State: StatePending, Description: "applying"},
 		{Context: SyncContext("ns", "a"), State: StateSuccess, Description: "applied", TargetURL: "https://ci.example/a"},
 		{Context: RolloutContext("ns", "b"), State: StateFailure, Description: strings.Repeat("x", 200)},
@@ -130,7 +136,7 @@ func TestGitHubPostAndList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Status{
+	want := map[string]Entry{
 		posted[1].Context: posted[1],
 		posted[2].Context: {Context: posted[2].Context, State: StateFailure, Description: Truncate(posted[2].Description, "github")},
 		posted[3].Context: posted[3],
@@ -159,7 +165,7 @@ func TestGitHubDefaultAddressIsAPIGitHubCom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Post(context.Background(), sha40, Status{Context: "c", State: StateSuccess}); err != nil {
+	if err := p.Post(context.Background(), sha40, Entry{Context: "c", State: StateSuccess}); err != nil {
 		t.Fatal(err)
 	}
 	if len(hosts) != 1 || hosts[0] != "https://api.github.com" {
@@ -191,7 +197,7 @@ func TestGitHubErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, p := newGitHubForTest(t)
 			f.failNext(tt.resp)
-			err := p.Post(context.Background(), sha40, Status{Context: "c", State: StateSuccess, Description: "d"})
+			err := p.Post(context.Background(), sha40, Entry{Context: "c", State: StateSuccess, Description: "d"})
 			checkErr(t, err, tt.target, tt.rate)
 			if tt.name == "422" && !strings.Contains(err.Error(), "state is not included") {
 				t.Errorf("422 error should carry GitHub's field message: %v", err)

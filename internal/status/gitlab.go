@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -47,8 +53,8 @@ type gitlabStatus struct {
 }
 
 // List reads the latest status per name (GitLab's default, all=false).
-func (g *gitlabProvider) List(ctx context.Context, sha string) ([]Status, error) {
-	var out []Status
+func (g *gitlabProvider) List(ctx context.Context, sha string) ([]Entry, error) {
+	var out []Entry
 	for page := "1"; page != ""; {
 		var batch []gitlabStatus
 		path := fmt.Sprintf("/repository/commits/%s/statuses?per_page=100&page=%s", url.PathEscape(sha), page)
@@ -57,7 +63,7 @@ func (g *gitlabProvider) List(ctx context.Context, sha string) ([]Status, error)
 			return nil, fmt.Errorf("gitlab list statuses %s: %w", g.project, err)
 		}
 		for _, s := range batch {
-			out = append(out, Status{Context: s.Name, Description: s.Description,
+			out = append(out, Entry{Context: s.Name, Description: s.Description,
 				TargetURL: s.TargetURL, State: fromGitLab(s.Status)})
 		}
 		page = h.Get("X-Next-Page")
@@ -66,7 +72,7 @@ func (g *gitlabProvider) List(ctx context.Context, sha string) ([]Status, error)
 }
 
 // Post sets the status of the commit for the name s.Context.
-func (g *gitlabProvider) Post(ctx context.Context, sha string, s Status) error {
+func (g *gitlabProvider) Post(ctx context.Context, sha string, s Entry) error {
 	body := map[string]string{
 		"state":       toGitLab(s.State),
 		"name":        s.Context,

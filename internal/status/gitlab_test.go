@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -65,7 +71,7 @@ func gitlabCreate(f *fakeForge, w http.ResponseWriter, r *http.Request, sha stri
 			return
 		}
 	}
-	s := Status{Context: body.Name, Description: body.Description, TargetURL: body.TargetURL, State: fromGitLab(body.State)}
+	s := Entry{Context: body.Name, Description: body.Description, TargetURL: body.TargetURL, State: fromGitLab(body.State)}
 	f.add(sha, s)
 	writeJSON(w, http.StatusCreated, map[string]any{"id": f.postCount(), "sha": sha, "status": body.State,
 		"name": body.Name, "description": body.Description, "target_url": body.TargetURL})
@@ -97,7 +103,7 @@ func newGitLabForTest(t *testing.T) (*fakeForge, Provider) {
 func TestGitLabPostAndList(t *testing.T) {
 	_, p := newGitLabForTest(t)
 	ctx := context.Background()
-	posted := []Status{
+	posted := []Entry{
 		{Context: SyncContext("ns", "a"), State: StatePending, Description: "applying"},
 		{Context: SyncContext("ns", "a"), State: StateFailure, Description: "kustomize build failed: " + strings.Repeat("y", 300)},
 		{Context: RolloutContext("ns", "b"), State: StateSuccess, Description: "green active", TargetURL: "https://ci.example/b"},
@@ -114,7 +120,7 @@ func TestGitLabPostAndList(t *testing.T) {
 	}
 	failed := posted[1]
 	failed.Description = Truncate(failed.Description, "gitlab")
-	want := map[string]Status{failed.Context: failed, posted[2].Context: posted[2], posted[3].Context: posted[3]}
+	want := map[string]Entry{failed.Context: failed, posted[2].Context: posted[2], posted[3].Context: posted[3]}
 	if len(got) != len(want) {
 		t.Fatalf("List = %+v, want the 3 latest (pagination followed)", got)
 	}
@@ -127,7 +133,7 @@ func TestGitLabPostAndList(t *testing.T) {
 
 func TestGitLabSameStateIsAcknowledged(t *testing.T) {
 	f, p := newGitLabForTest(t)
-	s := Status{Context: "c", State: StatePending, Description: "one"}
+	s := Entry{Context: "c", State: StatePending, Description: "one"}
 	for i := 0; i < 2; i++ {
 		s.Description = "attempt " + strconv.Itoa(i)
 		if err := p.Post(context.Background(), sha40, s); err != nil {
@@ -159,7 +165,7 @@ func TestGitLabErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, p := newGitLabForTest(t)
 			f.failNext(tt.resp)
-			err := p.Post(context.Background(), sha40, Status{Context: "c", State: StateSuccess})
+			err := p.Post(context.Background(), sha40, Entry{Context: "c", State: StateSuccess})
 			checkErr(t, err, tt.target, tt.rate)
 			if tt.name == "422" && !strings.Contains(err.Error(), "maximum is 255") {
 				t.Errorf("422 should carry GitLab's message: %v", err)
@@ -197,7 +203,7 @@ func TestGitLabDoesNotFollowRedirectsWithTheToken(t *testing.T) {
 	defer other.Close()
 	f, p := newGitLabForTest(t)
 	f.failNext(cannedResponse{301, map[string]string{"Location": other.URL + "/api/v4/x"}, ""})
-	err := p.Post(context.Background(), sha40, Status{Context: "c", State: StateSuccess})
+	err := p.Post(context.Background(), sha40, Entry{Context: "c", State: StateSuccess})
 	if err == nil || leaked || !strings.Contains(err.Error(), "redirect") {
 		t.Fatalf("err = %v, token sent to the redirect target: %v", err, leaked)
 	}

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import "context"
@@ -12,8 +18,8 @@ const (
 	StateFailure State = "failure"
 )
 
-// Status is one commit status.
-type Status struct {
+// Entry is one commit status on a commit: context, state, description, link.
+type Entry struct {
 	// Context identifies the reporter; see SyncContext and RolloutContext.
 	Context     string
 	Description string
@@ -25,9 +31,9 @@ type Status struct {
 type Provider interface {
 	// List returns the statuses currently on the commit: at least the
 	// latest one per context.
-	List(ctx context.Context, sha string) ([]Status, error)
+	List(ctx context.Context, sha string) ([]Entry, error)
 	// Post adds a status to the commit.
-	Post(ctx context.Context, sha string, s Status) error
+	Post(ctx context.Context, sha string, s Entry) error
 }
 
 // SyncContext is the context of a GitRepository's sync status.

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -11,7 +17,7 @@ import (
 type Desired struct {
 	// Revision is <ref>@sha1:<hex>, as stamped on the object.
 	Revision string
-	Status   Status
+	Status   Entry
 }
 
 // Sync makes the latest status of each desired context on its commit equal
@@ -23,7 +29,7 @@ type Desired struct {
 // them and retries the rest later (after RetryAfter when rate limited).
 func Sync(ctx context.Context, p Provider, desired []Desired) ([]v1alpha1.CommitStatusRecord, error) {
 	forge := forgeOf(p)
-	current := map[string][]Status{} // sha → statuses, listed once per commit
+	current := map[string][]Entry{} // sha → statuses, listed once per commit
 	var acked []v1alpha1.CommitStatusRecord
 	for _, d := range desired {
 		_, sha, err := v1alpha1.ParseRevision(d.Revision)
@@ -44,7 +50,7 @@ func Sync(ctx context.Context, p Provider, desired []Desired) ([]v1alpha1.Commit
 }
 
 // ensure posts want unless it is already the commit's status for its context.
-func ensure(ctx context.Context, p Provider, sha string, want Status, current map[string][]Status) error {
+func ensure(ctx context.Context, p Provider, sha string, want Entry, current map[string][]Entry) error {
 	list, listed := current[sha]
 	if !listed {
 		var err error
@@ -63,7 +69,7 @@ func ensure(ctx context.Context, p Provider, sha string, want Status, current ma
 	return nil
 }
 
-func present(list []Status, want Status) bool {
+func present(list []Entry, want Entry) bool {
 	for _, s := range list {
 		if s.Context == want.Context {
 			return s.State == want.State && s.Description == want.Description
@@ -73,8 +79,8 @@ func present(list []Status, want Status) bool {
 }
 
 // replace records want as the newest status of its context.
-func replace(list []Status, want Status) []Status {
-	out := []Status{want}
+func replace(list []Entry, want Entry) []Entry {
+	out := []Entry{want}
 	for _, s := range list {
 		if s.Context != want.Context {
 			out = append(out, s)

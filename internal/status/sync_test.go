@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package status
 
 import (
@@ -16,9 +22,9 @@ const otherSHA = "fedcba9876543210fedcba9876543210fedcba98"
 
 func desiredSet() []Desired {
 	return []Desired{
-		{Revision: "main@sha1:" + sha40, Status: Status{Context: SyncContext("ns", "repo"), State: StateSuccess, Description: "applied main@" + sha40[:7]}},
-		{Revision: "main@sha1:" + sha40, Status: Status{Context: RolloutContext("ns", "job"), State: StatePending, Description: "savepointing blue; " + strings.Repeat("long ", 60)}},
-		{Revision: "main@sha1:" + otherSHA, Status: Status{Context: RolloutContext("ns", "job"), State: StateFailure, Description: "superseded by " + sha40[:7]}},
+		{Revision: "main@sha1:" + sha40, Status: Entry{Context: SyncContext("ns", "repo"), State: StateSuccess, Description: "applied main@" + sha40[:7]}},
+		{Revision: "main@sha1:" + sha40, Status: Entry{Context: RolloutContext("ns", "job"), State: StatePending, Description: "savepointing blue; " + strings.Repeat("long ", 60)}},
+		{Revision: "main@sha1:" + otherSHA, Status: Entry{Context: RolloutContext("ns", "job"), State: StateFailure, Description: "superseded by " + sha40[:7]}},
 	}
 }
 
@@ -117,7 +123,7 @@ func TestSyncStopsWhenRateLimitedAndKeepsAcknowledged(t *testing.T) {
 
 func TestSyncRejectsBadRevision(t *testing.T) {
 	_, p := newGitHubForTest(t)
-	_, err := Sync(context.Background(), p, []Desired{{Revision: "main", Status: Status{Context: "c", State: StateSuccess}}})
+	_, err := Sync(context.Background(), p, []Desired{{Revision: "main", Status: Entry{Context: "c", State: StateSuccess}}})
 	if err == nil {
 		t.Fatal("want an error")
 	}

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package apply
 
 import (
@@ -34,9 +40,9 @@ type run struct {
 // (stage 2). See the package documentation for the order.
 func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	defs, rest := splitStages(set)
-	p1, errs := diff(ctx, r.c, defs, r.memo)
+	p1, errs := dryRunAll(ctx, r.c, defs, r.memo)
 	now, later := deferred(rest, p1)
-	p2, errs2 := diff(ctx, r.c, now, r.memo)
+	p2, errs2 := dryRunAll(ctx, r.c, now, r.memo)
 	if err := r.verdict(ctx, append(errs, errs2...), p1, p2); err != nil {
 		return fmt.Errorf("dry-run, nothing applied: %w", err)
 	}
@@ -46,7 +52,7 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	if err := r.waitEstablished(ctx, p1); err != nil {
 		return err
 	}
-	p3, errs3 := diff(ctx, r.c, later, r.memo)
+	p3, errs3 := dryRunAll(ctx, r.c, later, r.memo)
 	if err := r.verdict(ctx, errs3, p3); err != nil {
 		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
 	}

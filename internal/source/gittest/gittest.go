@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package gittest runs real Git servers for tests: bare repositories made
 // with the git CLI, smart HTTP through `git http-backend` behind
 // net/http/cgi (optionally TLS, basic or bearer auth in front), and an

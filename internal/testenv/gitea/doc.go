@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 // Package gitea runs a real Gitea forge on 127.0.0.1 for tests and the local
 // demo environment: it writes an app.ini into a private directory, migrates
 // the sqlite database, creates an admin user and an API token, serves

@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package gitea
 
 import (

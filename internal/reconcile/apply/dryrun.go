@@ -1,3 +1,9 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
 package apply
 
 import (
@@ -23,10 +29,10 @@ type plan struct {
 	action string
 }
 
-// diff dry-runs every object of set and compares the result with the live
+// dryRunAll dry-runs every object of set and compares the result with the live
 // object. It returns a plan per accepted object and an ObjectError per
 // rejected one; nothing is written.
-func diff(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]*plan, []error) {
+func dryRunAll(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]*plan, []error) {
 	dries := make([]*unstructured.Unstructured, len(set))
 	errs := make([]error, len(set))
 	parallel(len(set), func(i int) {

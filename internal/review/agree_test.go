@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package diff_test
+package review_test
 
 import (
 	"encoding/json"
@@ -18,15 +18,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/diff"
-	"bggitops.dev/bg-gitops/internal/diff/difftest"
+	"bggitops.dev/bg-gitops/internal/review"
+	"bggitops.dev/bg-gitops/internal/review/reviewtest"
 )
 
 // TestDiffAgreesWithTheControllerOnTheCorpus: for every spec pair of the
 // corpus, the action diff announces is what bluegreen.Decide does.
 func TestDiffAgreesWithTheControllerOnTheCorpus(t *testing.T) {
-	for _, c := range diff.PlanCorpus(t) {
-		_, err := difftest.Check(c.Base, c.Head)
+	for _, c := range review.PlanCorpus(t) {
+		_, err := reviewtest.Check(c.Base, c.Head)
 		require.NoError(t, err, c.Name)
 	}
 }
@@ -38,7 +38,7 @@ const randomPairs = 3000
 // and one to three random edits of them.
 func TestDiffAgreesWithTheControllerOnRandomEdits(t *testing.T) {
 	rng := rand.New(rand.NewSource(503))
-	seen := map[diff.Action]int{}
+	seen := map[review.Action]int{}
 	for i := 0; i < randomPairs; i++ {
 		base := randomSpec(rng)
 		head := base.DeepCopy()
@@ -46,13 +46,13 @@ func TestDiffAgreesWithTheControllerOnRandomEdits(t *testing.T) {
 		for n := 1 + rng.Intn(3); n > 0; n-- {
 			edits = append(edits, randomEdit(rng, head))
 		}
-		a, err := difftest.Check(fbgdObject(t, base), fbgdObject(t, head))
+		a, err := reviewtest.Check(fbgdObject(t, base), fbgdObject(t, head))
 		require.NoError(t, err, "pair %d, edits %v\nbase %s\nhead %s", i, edits, js(base), js(head))
 		seen[a]++
 	}
 	t.Logf("actions over %d random pairs: %v", randomPairs, seen)
-	for _, a := range []diff.Action{diff.ActionNothing, diff.ActionPatch, diff.ActionSuspend, diff.ActionResume,
-		diff.ActionSavepointRedeploy, diff.ActionTransitionSavepoint, diff.ActionTransitionStateless} {
+	for _, a := range []review.Action{review.ActionNothing, review.ActionPatch, review.ActionSuspend, review.ActionResume,
+		review.ActionSavepointRedeploy, review.ActionTransitionSavepoint, review.ActionTransitionStateless} {
 		require.NotZero(t, seen[a], "no random pair announced %s", a)
 	}
 }

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package diff
+package review
 
 // SchemaVersion names the JSON schema of a Report; it changes only when a
 // field is renamed or removed.

@@ -4,10 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package difftest holds `bg-gitops diff` to its promise, for the tests of
+// Package reviewtest holds `bg-gitops diff` to its promise, for the tests of
 // diff and of the command line: the action it announces for a
 // FlinkBlueGreenDeployment change is what the controller's decision does.
-package difftest
+package reviewtest
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
-	"bggitops.dev/bg-gitops/internal/diff"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 // Effect is what a decision does to the world, seen from outside.
@@ -38,14 +38,14 @@ const (
 )
 
 // promised is the effect each announced action stands for.
-var promised = map[diff.Action]Effect{
-	diff.ActionNothing:             Nothing,
-	diff.ActionTransitionSavepoint: Savepoint,
-	diff.ActionTransitionStateless: NewColour,
-	diff.ActionSavepointRedeploy:   NewColour,
-	diff.ActionPatch:               PatchBlue,
-	diff.ActionSuspend:             SuspendBlue,
-	diff.ActionResume:              ResumeBlue,
+var promised = map[review.Action]Effect{
+	review.ActionNothing:             Nothing,
+	review.ActionTransitionSavepoint: Savepoint,
+	review.ActionTransitionStateless: NewColour,
+	review.ActionSavepointRedeploy:   NewColour,
+	review.ActionPatch:               PatchBlue,
+	review.ActionSuspend:             SuspendBlue,
+	review.ActionResume:              ResumeBlue,
 }
 
 const (
@@ -57,12 +57,12 @@ const (
 // FlinkBlueGreenDeployment changed from base to head with what the
 // controller does (ControllerEffect). It returns the announced action, and
 // an error when they disagree.
-func Check(base, head *unstructured.Unstructured) (diff.Action, error) {
-	r, err := diff.Compare([]*unstructured.Unstructured{base}, []*unstructured.Unstructured{head})
+func Check(base, head *unstructured.Unstructured) (review.Action, error) {
+	r, err := review.Compare([]*unstructured.Unstructured{base}, []*unstructured.Unstructured{head})
 	if err != nil {
 		return "", err
 	}
-	var announced diff.Action = diff.ActionNothing
+	var announced review.Action = review.ActionNothing
 	for _, o := range r.Objects {
 		if o.Deployment != nil {
 			announced = o.Deployment.Action
