@@ -7,11 +7,15 @@ Licensed under the Apache License, Version 2.0.
 package review
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // Compare reports what changes from base to head. Objects are matched by
@@ -92,26 +96,24 @@ func either(base, head *unstructured.Unstructured) *unstructured.Unstructured {
 	return base
 }
 
-// key identifies an object across both sides; it sorts by kind first.
-type key struct{ kind, group, namespace, name string }
+// key identifies an object across both sides: objects.Key, the identity
+// the applier uses.
+type key = object.ObjMetadata
 
-func keyOf(u *unstructured.Unstructured) key {
-	gvk := u.GroupVersionKind()
-	return key{gvk.Kind, gvk.Group, u.GetNamespace(), u.GetName()}
-}
+func keyOf(u *unstructured.Unstructured) key { return objects.Key(u) }
 
 func index(objs []*unstructured.Unstructured, side string) (map[key]*unstructured.Unstructured, error) {
+	if dups := objects.Duplicates(objs); len(dups) > 0 {
+		return nil, fmt.Errorf("%s: %s appears twice", side, objects.ID(dups[0]))
+	}
 	m := make(map[key]*unstructured.Unstructured, len(objs))
 	for _, u := range objs {
-		k := keyOf(u)
-		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("%s: %s %s/%s appears twice", side, k.kind, k.namespace, k.name)
-		}
-		m[k] = u
+		m[keyOf(u)] = u
 	}
 	return m, nil
 }
 
+// keys lists the keys of both sides once, by kind, group, namespace, name.
 func keys(a, b map[key]*unstructured.Unstructured) []key {
 	seen := map[key]bool{}
 	var out []key
@@ -125,16 +127,8 @@ func keys(a, b map[key]*unstructured.Unstructured) []key {
 	}
 	sort.Slice(out, func(i, j int) bool {
 		x, y := out[i], out[j]
-		if x.kind != y.kind {
-			return x.kind < y.kind
-		}
-		if x.group != y.group {
-			return x.group < y.group
-		}
-		if x.namespace != y.namespace {
-			return x.namespace < y.namespace
-		}
-		return x.name < y.name
+		return cmp.Or(cmp.Compare(x.GroupKind.Kind, y.GroupKind.Kind), cmp.Compare(x.GroupKind.Group, y.GroupKind.Group),
+			cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name)) < 0
 	})
 	return out
 }
