@@ -273,11 +273,11 @@ func artifactRevision(g *v1alpha1.GitRepository) string {
 
 // short turns main@sha1:<40 hex> into main@sha1:<7 hex>.
 func short(rev string) string {
-	if i := strings.LastIndexByte(rev, ':'); i >= 0 && len(rev)-i > 8 {
-		return rev[:i+8]
-	}
 	if rev == "" {
 		return "-"
+	}
+	if i := strings.LastIndexByte(rev, ':'); i >= 0 {
+		return rev[:i+1] + v1alpha1.ShortSHA(rev[i+1:])
 	}
 	return rev
 }
