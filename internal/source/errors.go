@@ -43,18 +43,17 @@ type Error struct {
 	Message string
 	// sentinel lets errors.Is match go-git's sentinels and ErrRefNotFound.
 	sentinel error
-	// ofRemote: the ref is invalid because of what the remote holds (a tag
-	// on a tree), not because of the spec; a push can fix it.
-	ofRemote bool
 }
 
 func (e *Error) Error() string { return e.Message }
 
 func (e *Error) Unwrap() error { return e.sentinel }
 
-// Terminal reports whether retrying without a spec change cannot help.
+// Terminal reports whether retrying at once cannot help: the spec or what
+// the remote holds must change first (the reconciler looks again at the
+// next poll, when a push may have fixed a ref).
 func (e *Error) Terminal() bool {
-	return e.Reason == ReasonInvalidRef && !e.ofRemote || e.Reason == ReasonInvalidSpec
+	return e.Reason == ReasonInvalidRef || e.Reason == ReasonInvalidSpec
 }
 
 // describe turns a go-git error into an Error. op says what was being done

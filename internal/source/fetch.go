@@ -193,7 +193,7 @@ func landed(repo *git.Repository, t target) (target, error) {
 	if tag, err := repo.TagObject(h); err == nil {
 		c, err := tag.Commit()
 		if err != nil {
-			return t, &Error{Reason: ReasonInvalidRef, Message: fmt.Sprintf("tag %s does not point at a commit", t.revRef), ofRemote: true}
+			return t, &Error{Reason: ReasonInvalidRef, Message: fmt.Sprintf("tag %s does not point at a commit", t.revRef)}
 		}
 		h = c.Hash
 	}
