@@ -5,6 +5,7 @@ BIN   := $(ROOT)/bin
 GO    ?= go
 
 CONTROLLER_GEN := $(BIN)/controller-gen
+GOTESTSUM      := $(BIN)/gotestsum
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBECTL        := $(BIN)/kubectl
 ETCD           := $(BIN)/etcd
@@ -23,10 +24,13 @@ build: ## Build bin/bg-gitops.
 	$(GO) build -o $(BIN)/bg-gitops ./cmd/bg-gitops
 
 .PHONY: tools
-tools: $(TOOLS) $(CONTROLLER_GEN) ## Build the test control plane, Gitea and controller-gen (only when missing).
+tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) ## Build the test control plane, Gitea, controller-gen and gotestsum (only when missing).
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GOTESTSUM):
+	cd hack/tools/gotestsum && $(GO) build -o $@ gotest.tools/gotestsum
 
 $(KUBE_APISERVER):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
@@ -62,7 +66,7 @@ verify: generate manifests ## Fail when generated files are stale, go.mod is unt
 ##@ Test
 .PHONY: test
 test: tools generate manifests ## Build what is missing, regenerate, then run every test against real servers.
-	$(GO) test -count=1 -timeout 30m ./...
+	hack/test.sh -count=1 -timeout 30m ./...
 
 # The packages run under the race detector: everything but the CLI and the
 # end-to-end story (a second control plane each). -short keeps the state
@@ -73,7 +77,7 @@ RACE_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./inte
 
 .PHONY: race
 race: tools ## Run the tests of RACE_PKGS with the race detector (a step of CI).
-	$(GO) test -race -short -count=1 -timeout 30m $(RACE_PKGS)
+	hack/test.sh -race -short -count=1 -timeout 30m $(RACE_PKGS)
 
 FUZZTIME ?= 10s
 

@@ -39,9 +39,6 @@ const waitFor = 45 * time.Second
 // simulator running for all namespaces.
 func cluster(t *testing.T) *testenv.Env {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs kube-apiserver and etcd")
-	}
 	clusterOnce.Do(func() { clusterEnv, clusterErr = startCluster() })
 	require.NoError(t, clusterErr)
 	return clusterEnv

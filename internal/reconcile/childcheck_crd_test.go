@@ -9,7 +9,6 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,10 +26,9 @@ import (
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
-// operatorCRD is the Flink Kubernetes Operator's own FlinkDeployment CRD,
-// kept beside the repository; the test CRD of internal/testenv leaves
-// taskManager schemaless and cannot show its type rules.
-const operatorCRD = "../../../shared/reference/flink-crds/flinkdeployments.flink.apache.org-v1.yml"
+// operatorCRD is the Flink Kubernetes Operator's own FlinkDeployment CRD
+// (internal/testenv/operatorcrds), where a string cpu is a type error.
+var operatorCRD = testenv.OperatorCRD("flinkdeployments")
 
 const checkedParent = `
 apiVersion: bggitops.dev/v1alpha1
@@ -58,9 +56,6 @@ func parent(t *testing.T, ns, cpu string) *unstructured.Unstructured {
 // of its own that serves the Flink operator's FlinkDeployment CRD, where a
 // string cpu is a schema error.
 func TestCheckChildWithTheOperatorsCRD(t *testing.T) {
-	if _, err := os.Stat(operatorCRD); err != nil {
-		t.Skipf("the Flink operator's CRD is not available: %v", err)
-	}
 	bin, err := testenv.BinDir()
 	require.NoError(t, err)
 	te := &envtest.Environment{BinaryAssetsDirectory: bin, ControlPlaneStopTimeout: 20 * time.Second,

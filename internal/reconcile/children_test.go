@@ -9,7 +9,6 @@ package reconcile
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,10 +27,6 @@ import (
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
-
-// realFlinkCRDs is where the Flink operator's own CRDs are kept beside the
-// repository (the shared reference material); absent on a plain clone.
-const realFlinkCRDs = "../../../shared/reference/flink-crds"
 
 func sampleParent(t *testing.T) *v1alpha1.FlinkBlueGreenDeployment {
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
@@ -58,9 +53,6 @@ spec:
 // FlinkBlueGreenDeployment in a cluster without those CRDs is Stalled with a
 // message that says so.
 func TestBuiltObjectsAgainstTheRealFlinkCRDs(t *testing.T) {
-	if _, err := os.Stat(realFlinkCRDs); err != nil {
-		t.Skip("the real Flink CRDs are not beside this checkout (../shared/reference/flink-crds)")
-	}
 	env, err := testenv.Start(testenv.Options{WithoutFlinkCRDs: true})
 	require.NoError(t, err)
 	defer env.Stop()
@@ -95,8 +87,8 @@ func TestBuiltObjectsAgainstTheRealFlinkCRDs(t *testing.T) {
 func installRealCRDs(t *testing.T, env *testenv.Env) {
 	t.Helper()
 	ctx := context.Background()
-	for _, f := range []string{"flinkdeployments.flink.apache.org-v1.yml", "flinkstatesnapshots.flink.apache.org-v1.yml"} {
-		data, err := os.ReadFile(filepath.Join(realFlinkCRDs, f))
+	for _, kind := range []string{"flinkdeployments", "flinkstatesnapshots"} {
+		data, err := os.ReadFile(testenv.OperatorCRD(kind))
 		require.NoError(t, err)
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		require.NoError(t, yaml.Unmarshal(data, crd))

@@ -216,7 +216,12 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, gr *v1alpha1.GitRepo
 	if err := r.Client.Get(ctx, key, sec); err != nil {
 		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
 	}
-	return source.AuthFromSecret(sec.Data, gr.Spec.URL)
+	a, err := source.AuthFromSecret(sec.Data, gr.Spec.URL)
+	if err != nil {
+		return nil, err
+	}
+	a.SecretName = sec.Name // named in authentication errors
+	return a, nil
 }
 
 func (r *GitRepositoryReconciler) secretValue(ctx context.Context, ns, name, key string) ([]byte, error) {

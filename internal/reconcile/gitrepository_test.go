@@ -230,12 +230,16 @@ func TestFetchFailuresHaveActionableMessages(t *testing.T) {
 	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
 	f.create("wrong-password")
 	c := f.waitCondition(v1alpha1.FetchFailedCondition, "")
+	assert.Equal(t, "AuthenticationFailed", c.Reason)
+	// What to fix and where: the credentials, in the Secret the spec names.
+	assert.Contains(t, c.Message, "authentication failed for "+f.srv.URL+"/flink.git")
+	assert.Contains(t, c.Message, "check the username/password or bearerToken in")
+	assert.Contains(t, c.Message, "git-auth")
 	assert.NotContains(t, c.Message, "wrong-password")
 	assert.NotContains(t, c.Message, "s3cr3t-pass")
 	ready := apimeta.FindStatusCondition(f.get().Status.Conditions, v1alpha1.ReadyCondition)
 	require.NotNil(t, ready)
 	assert.Equal(t, metav1.ConditionFalse, ready.Status)
-	t.Logf("wrong password: %s", c.Message)
 }
 
 func TestInvalidScheduleStalls(t *testing.T) {
@@ -247,8 +251,7 @@ func TestInvalidScheduleStalls(t *testing.T) {
 		gr.Spec.Interval = nil
 		gr.Spec.Schedule = "every tuesday"
 	})
-	c := f.waitCondition(v1alpha1.StalledCondition, "every tuesday")
-	t.Logf("invalid cron: %s", c.Message)
+	f.waitCondition(v1alpha1.StalledCondition, "every tuesday")
 	assert.False(t, configMapExists(ns, "a"), "nothing is applied while the schedule is invalid")
 }
 

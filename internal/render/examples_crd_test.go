@@ -19,17 +19,22 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
 const (
 	ourCRD        = "../../config/crd/bases/bggitops.dev_flinkbluegreendeployments.yaml"
-	flinkCRDs     = "../../../shared/reference/flink-crds/" // beside the checkout, when present
-	flinkDeplCRD  = flinkCRDs + "flinkdeployments.flink.apache.org-v1.yml"
-	flinkBlueCRD  = flinkCRDs + "flinkbluegreendeployments.flink.apache.org-v1.yml"
 	flinkAPIGroup = "flink.apache.org/v1beta1"
 	// testFlinkCRD is the reduced FlinkDeployment CRD that envtest and the
 	// demo install; children rendered from the examples must survive it too.
 	testFlinkCRD = "../testenv/crds/flink.apache.org_flinkdeployments.yaml"
+)
+
+// The Flink Kubernetes Operator's own CRDs, kept in internal/testenv.
+var (
+	flinkDeplCRD = testenv.OperatorCRD("flinkdeployments")
+	flinkBlueCRD = testenv.OperatorCRD("flinkbluegreendeployments")
 )
 
 // crdSchema validates and prunes objects the way the API server would for
@@ -42,9 +47,6 @@ type crdSchema struct {
 func loadCRD(t *testing.T, file, version string) *crdSchema {
 	t.Helper()
 	b, err := os.ReadFile(file)
-	if os.IsNotExist(err) {
-		t.Skipf("%s not available", file)
-	}
 	require.NoError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	require.NoError(t, yaml.Unmarshal(b, crd))

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -363,5 +362,4 @@ func TestIsRemote(t *testing.T) {
 	} {
 		assert.Equal(t, want, isRemote(in), fmt.Sprint(in))
 	}
-	assert.False(t, errors.Is(nil, ErrRemoteRefused))
 }

@@ -49,9 +49,7 @@ func TestMain(m *testing.M) {
 func kube(t *testing.T) client.Client {
 	t.Helper()
 	envOnce.Do(func() { env, envErr = testenv.Start(testenv.Options{WithoutFlinkCRDs: true}) })
-	if envErr != nil {
-		t.Skipf("no control plane (build bin/ first): %v", envErr)
-	}
+	testenv.Require(t, envErr)
 	return env.Client
 }
 

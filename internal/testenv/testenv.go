@@ -144,7 +144,7 @@ func BinDir() (string, error) {
 	}
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			return "", fmt.Errorf("%s not found in %s: run 'make tools' first", b, dir)
+			return "", fmt.Errorf("%s not found in %s: %w", b, dir, ErrBinaryMissing)
 		}
 	}
 	return dir, nil

@@ -13,7 +13,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -33,12 +32,12 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	if reason := missingBinaries(); reason != "" {
-		if os.Getenv("CI") != "" {
-			fmt.Fprintln(os.Stderr, reason)
+	if err := missingBinaries(); err != nil {
+		if !testenv.Skippable(err) {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		skipReason = reason
+		skipReason = err.Error()
 		return m.Run()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -61,14 +60,12 @@ func run(m *testing.M) int {
 }
 
 // missingBinaries says why the suite cannot run here (no `make tools`).
-func missingBinaries() string {
+func missingBinaries() error {
 	if _, err := testenv.BinDir(); err != nil {
-		return err.Error()
+		return err
 	}
-	if _, err := gitea.LocateBinary(""); errors.Is(err, gitea.ErrBinaryMissing) {
-		return err.Error()
-	}
-	return ""
+	_, err := gitea.LocateBinary("")
+	return err
 }
 
 func setup(t *testing.T) {

@@ -43,12 +43,24 @@ func TestNamespaceAndItsObjectsApplyInOneCall(t *testing.T) {
 	}
 }
 
+// TestDeferredDryRunFailureWritesOnlyStageOne: objects in a namespace the
+// same set creates can be dry-run only once the namespace exists; when one
+// of them is then rejected, the namespace stays (stage one) and none of the
+// namespace's objects is written, the valid ones included.
 func TestDeferredDryRunFailureWritesOnlyStageOne(t *testing.T) {
+	ctx := context.Background()
 	a, _ := newApplier(t)
 	ns := newNamespace(t) + "-new"
-	set := []*unstructured.Unstructured{namespace(ns), configMap(ns, "Bad_Name", nil)}
-	_, err := a.Apply(context.Background(), set, Options{Source: source(ns)})
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, namespace(ns)) })
+	set := []*unstructured.Unstructured{namespace(ns), configMap(ns, "good", map[string]any{"k": "1"}), configMap(ns, "Bad_Name", nil)}
+	_, err := a.Apply(ctx, set, Options{Source: source(ns)})
 	wantErrorContains(t, err, "ConfigMap/"+ns+"/Bad_Name", "nothing else applied")
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, namespace(ns)); err != nil {
+		t.Errorf("stage one (the namespace) was not applied: %v", err)
+	}
+	if _, ok := getConfigMap(t, ns, "good"); ok {
+		t.Error("a valid object of stage two was applied although its stage was rejected")
+	}
 }
 
 func widgetCRD(group string) *unstructured.Unstructured {

@@ -7,16 +7,17 @@ Licensed under the Apache License, Version 2.0.
 package gitea
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
 // ErrBinaryMissing means no Gitea binary was found; `make tools` builds one.
-var ErrBinaryMissing = errors.New("gitea binary not found (run `make tools`)")
+var ErrBinaryMissing = fmt.Errorf("gitea: %w", testenv.ErrBinaryMissing)
 
 // LocateBinary returns the Gitea binary to run: explicit when not empty,
 // else $BGGITOPS_BIN_DIR/gitea, else <repository root>/bin/gitea.
@@ -87,8 +88,6 @@ func staticRoot(binary string) (string, error) {
 	return root, nil
 }
 
-// Skippable reports whether a Start error may skip a test: only a missing
-// binary, and only outside CI (CI must run every real-forge test).
-func Skippable(err error) bool {
-	return errors.Is(err, ErrBinaryMissing) && os.Getenv("CI") == ""
-}
+// Skippable reports whether a Start error may skip a test: the suite's one
+// policy, testenv.Skippable.
+func Skippable(err error) bool { return testenv.Skippable(err) }
