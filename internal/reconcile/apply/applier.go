@@ -72,7 +72,8 @@ type Result struct {
 	// storing it keeps those objects prunable.
 	Inventory *v1alpha1.Inventory
 	// Changes lists every object of the set (in apply order), then pruned
-	// objects.
+	// objects, or, without Prune, the objects left in the cluster
+	// (ActionPruneSkipped).
 	Changes []Change
 }
 
@@ -169,6 +170,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	res.Changes = r.changes
 	res.Inventory = newInventory(set)
 	if !o.Prune {
+		res.Changes = append(res.Changes, left(stale(o.Inventory, res.Inventory))...)
 		return res, nil
 	}
 	pruned, err := r.prune(ctx, stale(o.Inventory, res.Inventory), o.Source)

@@ -28,7 +28,8 @@ Licensed under the Apache License, Version 2.0.
 //  4. Dry-run and check the deferred objects. If one is rejected, stage 1 stays
 //     applied but nothing of stage 2 is written (the error says so).
 //  5. Apply the changed objects of stage 2.
-//  6. Prune objects of the previous inventory that are not in the set.
+//  6. Prune objects of the previous inventory that are not in the set (without
+//     Prune they are left in the cluster and reported as skipped).
 //
 // An object is "changed" when its dry-run result differs from the live
 // object by objects.Drifted (the drift `bg-gitops diff --cluster` reports)

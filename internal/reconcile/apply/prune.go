@@ -86,3 +86,16 @@ func (r *run) pruneOne(ctx context.Context, m object.ObjMetadata, version, sourc
 	}
 	return ActionPruned, nil
 }
+
+// left reports the stale entries that an Apply without Prune leaves in the
+// cluster, as the per-object opt-out is reported: they are no longer in the
+// inventory, and the event of the apply says so.
+func left(refs []v1alpha1.ObjectRef) []Change {
+	var out []Change
+	for _, e := range refs {
+		if m, err := object.ParseObjMetadata(e.ID); err == nil {
+			out = append(out, Change{ID: objects.KeyID(m), Action: ActionPruneSkipped})
+		}
+	}
+	return out
+}
