@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -31,8 +33,9 @@ metadata:
   annotations: {bggitops.dev/revision: "main@sha1:0000000000000000000000000000000000000001"}
 spec:
   configuration:
-    kubernetes.operator.bluegreen.abort.grace-period: "4s"
+    kubernetes.operator.bluegreen.abort.grace-period: "10 min"
     kubernetes.operator.bluegreen.reconciliation.reschedule-interval: "200ms"
+    bggitops.dev/savepoint-timeout: "10 min"
   promotion: {mode: Manual}
   template:
     spec:
@@ -160,9 +163,22 @@ func TestGitRepositoryVerbs(t *testing.T) {
 	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
 	assert.Equal(t, "true", gr.Annotations[v1alpha1.SuspendAnnotation])
 	sha = setValue(r, "three")
-	res = runCLI(t, append([]string{"reconcile", "bggr", "app"}, kc...)...)
-	require.Equal(t, 0, res.code, res.stderr)
-	time.Sleep(time.Second)
+	// A suspended GitRepository leaves reconcile requests unhandled, so
+	// --wait can only time out, and says so.
+	res = runCLI(t, append([]string{"reconcile", "bggr", "app", "--wait", "--timeout", "2s"}, kc...)...)
+	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "timed out after 2s waiting for gitrepository "+ns+"/app")
+	// The controller has its chance: it records a new generation even
+	// while suspended, in a reconcile that reads the request and could
+	// fetch the new commit.
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
+	gr.Spec.Interval = &metav1.Duration{Duration: 2 * time.Hour}
+	require.NoError(t, env.Client.Update(context.Background(), gr))
+	eventually(t, "the suspended generation observed", func() bool {
+		require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
+		return gr.Status.ObservedGeneration == gr.Generation
+	})
+	assert.NotEqual(t, gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation], gr.Status.LastHandledReconcileAt, "the request is not handled")
 	assert.Equal(t, "two", configValue(t, env, ns), "a suspended GitRepository applies nothing")
 
 	res = runCLI(t, append([]string{"resume", "gitrepository", "app", "--wait", "--timeout", "30s"}, kc...)...)
@@ -187,7 +203,6 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
 	p.Namespace = ns
 	p.Spec.Promotion = nil
-	p.Spec.Configuration[v1alpha1.SavepointTimeoutKey] = "3s"
 	require.NoError(t, p.Spec.Template.Spec.FlinkConfiguration.UnmarshalJSON(
 		[]byte(`{"state.savepoints.dir": "file:///flink-sp", "bggitops.dev/simulate-savepoint": "fail"}`)))
 	require.NoError(t, env.Client.Create(context.Background(), p))
@@ -202,10 +217,29 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	res := runCLI(t, "retry", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
 	assert.Equal(t, exitFailed, res.code, "stdout: %s", res.stdout)
 	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
-	assert.Contains(t, res.stderr, "avepoint")
+	assert.Contains(t, res.stderr, "simulated savepoint failure")
 	p = getFBGD(t, env, ns, "job")
 	assert.Equal(t, p.Annotations[v1alpha1.RetryRequestedAtAnnotation], p.Status.LastHandledRetryAt, "the retry was handled")
 
-	res = runCLI(t, "promote", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "1s")
-	assert.Equal(t, exitFailed, res.code)
+	// Nothing waits for a promotion: the controller acknowledges the
+	// request and ignores it, and --wait reports where the object stands,
+	// a failure with its cause (exit 3 like a timeout, told apart by the
+	// message).
+	res = runCLI(t, "promote", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
+	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.NotContains(t, res.stderr, "timed out")
+	assert.Contains(t, res.stderr, "simulated savepoint failure")
+	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
+	p = getFBGD(t, env, ns, "job")
+	assert.Equal(t, p.Annotations[v1alpha1.PromoteRequestedAtAnnotation], p.Status.LastHandledPromoteAt, "the promote was handled")
+	eventually(t, "a PromoteIgnored event", func() bool {
+		evs := &eventsv1.EventList{}
+		require.NoError(t, env.Client.List(context.Background(), evs, client.InNamespace(ns)))
+		for _, e := range evs.Items {
+			if e.Regarding.Name == "job" && e.Reason == "PromoteIgnored" {
+				return true
+			}
+		}
+		return false
+	})
 }

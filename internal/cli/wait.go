@@ -40,17 +40,25 @@ type waiter struct {
 // failure or did not settle in time (2 stays for errors of the command).
 const exitFailed = 3
 
+// readGrace is how long a read of --wait may run past its timeout.
+const readGrace = 10 * time.Second
+
 // wait returns nil when the object settles well, an exitFailed error when
 // it settles in a failure or the timeout passes.
-func (w *waiter) wait(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (w *waiter) wait(parent context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
+	// Reads are not bounded by the timeout itself: client-go's rate limiter
+	// refuses at once a read it could only start after the context's
+	// deadline, and that must end in the timeout, not in a read error.
+	readCtx, cancelRead := context.WithTimeout(parent, timeout+readGrace)
+	defer cancelRead()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var s standing
 	for {
 		obj := w.kind.newObject()
-		if err := w.client.Get(ctx, w.key, obj); err != nil && ctx.Err() == nil {
+		if err := w.client.Get(readCtx, w.key, obj); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("read %s %s: %w", w.kind.short, w.key, err)
 		}
 		if ctx.Err() == nil {

@@ -14,7 +14,8 @@ Licensed under the Apache License, Version 2.0.
 // examples/repo-layout, the Flink operator simulator, the bg-gitops
 // controllers with their push webhook receiver, a Gitea push webhook to that
 // receiver, and the GitRepository that points at the repository (commit
-// statuses to Gitea, webhook secret, 1m polling as the fallback). Stop
+// statuses to Gitea, webhook secret, 1m polling as the fallback;
+// Options.GitInterval changes it). Stop
 // stops everything it started, by PID, and removes the directory.
 //
 // Story walks the four steps of the demo (first deployment, a new image

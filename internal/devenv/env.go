@@ -49,6 +49,11 @@ type Options struct {
 	ExamplesDir string
 	// AbortGracePeriod of the demo job (a Flink duration); default "10 s".
 	AbortGracePeriod string
+	// GitInterval is the GitRepository's spec.interval, the polling that
+	// backs up the push webhook; default 1 minute. The e2e suite sets it
+	// longer than a step may take, so that only the webhook can make a
+	// push reach the cluster in time.
+	GitInterval time.Duration
 	// Simulator delays; the simulator's defaults (1 s) when zero.
 	Simulator flinksim.Options
 }
@@ -104,6 +109,9 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 	if o.AbortGracePeriod == "" {
 		o.AbortGracePeriod = "10 s"
 	}
+	if o.GitInterval == 0 {
+		o.GitInterval = time.Minute
+	}
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
@@ -153,7 +161,7 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 	if err = e.startController(o); err != nil {
 		return e, err
 	}
-	if err = e.createGitRepository(ctx); err != nil {
+	if err = e.createGitRepository(ctx, o.GitInterval); err != nil {
 		return e, err
 	}
 	return e, nil
@@ -234,7 +242,7 @@ func (e *Env) startController(o Options) error {
 
 // createGitRepository creates the Secrets and the GitRepository, then the
 // Gitea push webhook to the path the controller publishes.
-func (e *Env) createGitRepository(ctx context.Context) error {
+func (e *Env) createGitRepository(ctx context.Context, interval time.Duration) error {
 	webhookSecret := randomHex(16)
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: SourceNamespace}},
@@ -248,7 +256,7 @@ func (e *Env) createGitRepository(ctx context.Context) error {
 				URL:      e.Gitea.CloneURL(RepoName),
 				Ref:      &v1alpha1.GitRepositoryRef{Branch: "main"},
 				Path:     "./" + Overlay,
-				Interval: &metav1.Duration{Duration: time.Minute},
+				Interval: &metav1.Duration{Duration: interval},
 				CommitStatus: &v1alpha1.CommitStatusSpec{
 					Provider: "gitea", Address: e.Gitea.URL, Repository: e.Gitea.Repository(RepoName),
 					SecretRef: v1alpha1.LocalObjectReference{Name: "gitea-token"},
@@ -262,7 +270,7 @@ func (e *Env) createGitRepository(ctx context.Context) error {
 			return fmt.Errorf("create %T %s: %w", o, o.GetName(), err)
 		}
 	}
-	e.Logf("GitRepository %s/%s created: %s path ./%s, commit statuses to gitea", SourceNamespace, GitRepositoryName, e.Gitea.CloneURL(RepoName), Overlay)
+	e.Logf("GitRepository %s/%s created: %s path ./%s, polled every %s, commit statuses to gitea", SourceNamespace, GitRepositoryName, e.Gitea.CloneURL(RepoName), Overlay, interval)
 
 	var path string
 	err := poll(ctx, 30*time.Second, func() (bool, error) {

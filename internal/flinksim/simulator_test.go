@@ -99,7 +99,8 @@ func TestJobBecomesStableAndSavepointCarriesOffset(t *testing.T) {
 	jobID := field(t, fd, "status", "jobStatus", "jobId")()
 	require.Len(t, jobID, 32)
 
-	time.Sleep(200 * time.Millisecond)
+	// The savepoint completes SavepointDelay after it was triggered, after
+	// the job started: its offset is positive without waiting here.
 	snap := create(t, `
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkStateSnapshot
@@ -126,6 +127,9 @@ func TestFaults(t *testing.T) {
 	spFail := create(t, fmt.Sprintf(job, "spfail", `"bggitops.dev/simulate-savepoint": "fail"`, ""))
 	eventually(t, field(t, failing, "status", "jobStatus", "state"), "FAILED")
 	eventually(t, field(t, spFail, "status", "jobStatus", "state"), "RUNNING")
+	// never has the same start delay as the two created after it, which
+	// both ran: its delay is over, and the simulator left it deploying.
+	require.Equal(t, "1", generation(t, never)(), "never was deployed")
 	assert.Equal(t, "RECONCILING", field(t, never, "status", "jobStatus", "state")())
 	assert.Equal(t, "DEPLOYED", field(t, never, "status", "lifecycleState")())
 

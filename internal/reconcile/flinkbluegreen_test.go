@@ -9,7 +9,6 @@ package reconcile_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,7 +86,7 @@ func TestAbortKeepsBlueRunningAndDoesNotRetryInALoop(t *testing.T) {
 	startController(t, ns)
 	blueJob := deployBlue(t, ns, "job")
 
-	update(t, ns, "job", 2, "flink:broken", neverReady)
+	update(t, ns, "job", 2, "flink:broken", neverReady, withAbortGrace("2s"))
 	eventually(t, ns, "abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
 	p := getFBGD(t, ns, "job")
 	assert.Contains(t, p.Status.Error, "job-green")
@@ -98,12 +97,17 @@ func TestAbortKeepsBlueRunningAndDoesNotRetryInALoop(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "suspended", nested(green, "spec", "job", "state"), "the failed colour is suspended")
 
-	// No retry loop: the same spec stays aborted.
+	// No retry loop: a later decision on the same spec keeps it aborted.
 	before := getFBGD(t, ns, "job").Status
-	time.Sleep(2 * time.Second)
+	idleRequestHandled(t, ns, "job")
 	after := getFBGD(t, ns, "job").Status
-	assert.Equal(t, before.BlueGreenState, after.BlueGreenState)
-	assert.Equal(t, before.LastReconciledTimestamp, after.LastReconciledTimestamp)
+	assert.Equal(t, v1alpha1.ActiveBlue, after.BlueGreenState)
+	assert.Equal(t, v1alpha1.JobFailing, after.JobStatus.State)
+	assert.Equal(t, before.LastReconciledTimestamp, after.LastReconciledTimestamp, "the aborted spec was not taken up again")
+	assert.Equal(t, before.Savepoint, after.Savepoint, "no new savepoint")
+	again, _ := child(ns, "job-green")
+	assert.Equal(t, green.GetGeneration(), again.GetGeneration(), "the aborted colour is left suspended")
+	assert.Equal(t, blueJob, jobID(ns, "job-blue"))
 
 	// A fixing commit rolls out.
 	update(t, ns, "job", 3, "flink:1.20.2", "")
@@ -116,13 +120,21 @@ func TestRetryAnnotationRetriesTheAbortedSpec(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
 	deployBlue(t, ns, "job")
-	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "6s"`)
+	update(t, ns, "job", 2, "flink:1.20.1", neverReady, withAbortGrace("2s"))
 	eventually(t, ns, "abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
+	first := getFBGD(t, ns, "job").Status.Savepoint
+	require.NotNil(t, first)
 	annotate(t, ns, "job", v1alpha1.RetryRequestedAtAnnotation)
-	eventually(t, ns, "transition retried", func() bool {
-		return getFBGD(t, ns, "job").Status.BlueGreenState != v1alpha1.ActiveBlue
+	want := getFBGD(t, ns, "job").Annotations[v1alpha1.RetryRequestedAtAnnotation]
+	// A retry is acknowledged when its transition starts, in the same
+	// status write as the new savepoint (one acknowledged and ignored would
+	// keep the old one).
+	eventually(t, ns, "retry acknowledged", func() bool {
+		return getFBGD(t, ns, "job").Status.LastHandledRetryAt == want
 	})
-	assert.NotEmpty(t, getFBGD(t, ns, "job").Status.LastHandledRetryAt)
+	sp := getFBGD(t, ns, "job").Status.Savepoint
+	require.NotNil(t, sp)
+	assert.NotEqual(t, first.Name, sp.Name, "the retry savepointed blue again: the transition started over")
 }
 
 func TestSavepointFailureLeavesBlueUntouched(t *testing.T) {
@@ -136,9 +148,15 @@ func TestSavepointFailureLeavesBlueUntouched(t *testing.T) {
 			blue, _ := child(ns, "job-blue")
 			jobID := nested(blue, "status", "jobStatus", "jobId")
 
-			update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-savepoint": "`+fault+`"`)
+			// The simulator fails the savepoint at once, or never
+			// completes it: only the hang is left to the timeout.
+			cause, mutate := "simulated savepoint failure", withSavepointTimeout("10 min")
+			if fault == "hang" {
+				cause, mutate = "did not complete within 2s", withSavepointTimeout("2s")
+			}
+			update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-savepoint": "`+fault+`"`, mutate)
 			eventually(t, ns, "savepoint failure", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
-			assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "avepoint")
+			assert.Contains(t, getFBGD(t, ns, "job").Status.Error, cause)
 			blue, _ = child(ns, "job-blue")
 			assert.Equal(t, jobID, nested(blue, "status", "jobStatus", "jobId"))
 			assert.Equal(t, "RUNNING", nested(blue, "status", "jobStatus", "state"))
@@ -162,11 +180,13 @@ func TestManualPromotion(t *testing.T) {
 		p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
 	}
 	update(t, ns, "job", 2, "flink:1.20.1", "", manual)
-	eventually(t, ns, "green ready beside blue", func() bool {
-		g, ok := child(ns, "job-green")
-		return ok && nested(g, "status", "jobStatus", "state") == "RUNNING"
-	})
-	time.Sleep(5 * time.Second) // longer than the abort grace period
+	// The decision that sees green ready is the one that would cut over:
+	// it records the readiness and waits for a promotion instead. (That
+	// the abort deadline passing does not end the wait is
+	// bluegreen.TestManualPromotion's to show; here it is far.)
+	waitingForPromotion(t, ns, "job", v1alpha1.TransitioningToGreen)
+	green, _ := child(ns, "job-green")
+	assert.Equal(t, "RUNNING", nested(green, "status", "jobStatus", "state"))
 	p = getFBGD(t, ns, "job")
 	assert.Equal(t, v1alpha1.TransitioningToGreen, p.Status.BlueGreenState, "cut-over waits for promote")
 	blue, _ = child(ns, "job-blue")
@@ -174,14 +194,13 @@ func TestManualPromotion(t *testing.T) {
 
 	annotate(t, ns, "job", v1alpha1.PromoteRequestedAtAnnotation)
 	eventually(t, ns, "ACTIVE_GREEN", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
-	green, _ := child(ns, "job-green")
+	green, _ = child(ns, "job-green")
 	assertRestoredFrom(t, green, blueJob)
 
+	// Not "job-blue RUNNING": the blue deleted at the cut-over reports
+	// RUNNING until the Flink operator has torn it down.
 	update(t, ns, "job", 3, "flink:1.20.2", "", manual)
-	eventually(t, ns, "blue ready beside green", func() bool {
-		b, ok := child(ns, "job-blue")
-		return ok && nested(b, "status", "jobStatus", "state") == "RUNNING"
-	})
+	waitingForPromotion(t, ns, "job", v1alpha1.TransitioningToBlue)
 	annotate(t, ns, "job", v1alpha1.AbortRequestedAtAnnotation)
 	eventually(t, ns, "abort keeps green", func() bool {
 		p := getFBGD(t, ns, "job")
@@ -210,26 +229,35 @@ func TestInvalidDurationStallsWithoutTouchingTheJob(t *testing.T) {
 	assert.Equal(t, "flink:1.20.0", nested(blue, "spec", "image"))
 }
 
+// TestChildDeletedByHandMidTransition: a new colour deleted by hand while it
+// starts is created again from the same savepoint, before the abort
+// deadline, and the rollout completes with the old job's state.
 func TestChildDeletedByHandMidTransition(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
 	blueJob := deployBlue(t, ns, "job")
-	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "3s"`)
+	// The deadline is far: the deletion, not the clock, decides the outcome.
+	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "3s"`, func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration["kubernetes.operator.bluegreen.abort.grace-period"] = "10m"
+	})
 	eventually(t, ns, "green created", func() bool { _, ok := child(ns, "job-green"); return ok })
 	green, _ := child(ns, "job-green")
+	path := nested(green, "spec", "job", "initialSavepointPath")
+	require.NotEmpty(t, path)
 	require.NoError(t, env.Client.Delete(context.Background(), green))
 
-	eventually(t, ns, "settled", func() bool {
-		p := getFBGD(t, ns, "job")
-		return p.Status.BlueGreenState == v1alpha1.ActiveBlue || p.Status.BlueGreenState == v1alpha1.ActiveGreen
+	// Green is created again from the same savepoint of blue, and the
+	// transition completes with blue's state.
+	eventually(t, ns, "green created again", func() bool {
+		g, ok := child(ns, "job-green")
+		return ok && g.GetUID() != green.GetUID()
 	})
-	blue, ok := child(ns, "job-blue")
-	if getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.ActiveBlue {
-		require.True(t, ok)
-		assert.Equal(t, blueJob, nested(blue, "status", "jobStatus", "jobId"), "blue kept running")
-		assert.Equal(t, "RUNNING", nested(blue, "status", "jobStatus", "state"))
-	}
-	assert.NotEmpty(t, getFBGD(t, ns, "job").Status.Conditions)
+	eventually(t, ns, "ACTIVE_GREEN", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
+	eventually(t, ns, "blue deleted", func() bool { _, ok := child(ns, "job-blue"); return !ok })
+	again, _ := child(ns, "job-green")
+	assert.Equal(t, path, nested(again, "spec", "job", "initialSavepointPath"), "the same savepoint")
+	assertRestoredFrom(t, again, blueJob)
+	assert.Equal(t, revision(2), getFBGD(t, ns, "job").Status.ActiveRevision)
 }
 
 // TestRestartSafety stops the controller in each phase of a transition and
@@ -273,6 +301,65 @@ func withDeletionDelay(d string) func(*v1alpha1.FlinkBlueGreenDeployment) {
 	return func(p *v1alpha1.FlinkBlueGreenDeployment) {
 		p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = d
 	}
+}
+
+// withAbortGrace shortens the abort grace period for a test whose abort
+// must fire; the new colour must then never become ready (neverReady, an
+// observe delay), so that the timer has nothing to race.
+func withAbortGrace(d string) func(*v1alpha1.FlinkBlueGreenDeployment) {
+	return func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration[v1alpha1.AbortGracePeriodKey] = d
+	}
+}
+
+// withSavepointTimeout shortens the savepoint timeout for a test whose
+// savepoint hangs.
+func withSavepointTimeout(d string) func(*v1alpha1.FlinkBlueGreenDeployment) {
+	return func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration[v1alpha1.SavepointTimeoutKey] = d
+	}
+}
+
+// waitingForPromotion waits until the controller has seen the new colour
+// ready and waits for a promotion, in the given transition state.
+func waitingForPromotion(t testing.TB, ns, name string, st v1alpha1.BlueGreenState) {
+	t.Helper()
+	eventually(t, ns, "new colour ready, waiting for promotion", func() bool {
+		p := getFBGD(t, ns, name)
+		c := apimeta.FindStatusCondition(p.Status.Conditions, v1alpha1.ReconcilingCondition)
+		return p.Status.BlueGreenState == st && p.Status.DeploymentReadyTimestamp != nil &&
+			c != nil && c.Reason == "WaitingForPromotion"
+	})
+}
+
+// idleRequestHandled proves that the controller has decided on the object
+// as it is now: it requests a promotion and waits until status
+// acknowledges it. Nothing waits for a promotion in an ACTIVE_* state, so
+// Decide acknowledges the request (and ignores it) in the same decision
+// that would act on the spec, the children and the clock; the decision's
+// actions run before its status write. A promotion requested while a
+// transition runs is acknowledged only at its cut-over, so a transition
+// that (re)started makes this wait fail.
+func idleRequestHandled(t testing.TB, ns, name string) {
+	t.Helper()
+	annotate(t, ns, name, v1alpha1.PromoteRequestedAtAnnotation)
+	want := getFBGD(t, ns, name).Annotations[v1alpha1.PromoteRequestedAtAnnotation]
+	eventually(t, ns, "the promote request acknowledged", func() bool {
+		return getFBGD(t, ns, name).Status.LastHandledPromoteAt == want
+	})
+}
+
+// generationObserved waits until the controller has decided on the
+// object's current generation: Decide records it in
+// status.observedGeneration, after the decision's actions have run.
+func generationObserved(t testing.TB, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
+	t.Helper()
+	var p *v1alpha1.FlinkBlueGreenDeployment
+	eventually(t, ns, "generation observed", func() bool {
+		p = getFBGD(t, ns, name)
+		return p.Status.ObservedGeneration == p.Generation
+	})
+	return p
 }
 
 var _ = flinksim.FaultNeverReady

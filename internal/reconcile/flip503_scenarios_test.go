@@ -9,7 +9,6 @@ package reconcile_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,7 +101,8 @@ func TestNoTransitionFromAJobThatIsNotReady(t *testing.T) {
 	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-fail-after": "1500ms"`)
 	eventually(t, ns, "FAILING", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
 	assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "not ready")
-	time.Sleep(time.Second)
+	idleRequestHandled(t, ns, "job")
+	assert.Equal(t, v1alpha1.ActiveBlue, getFBGD(t, ns, "job").Status.BlueGreenState)
 	_, green := child(ns, "job-green")
 	assert.False(t, green, "no transition starts from a job that is not ready")
 }
@@ -136,7 +136,9 @@ func TestSpecChangeDuringTransitionIsCarriedToTheNewColour(t *testing.T) {
 func TestFailureBeforeFirstDeploymentRecoversOnAChange(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
-	require.NoError(t, env.Client.Create(context.Background(), fbgdObject(t, ns, "job", 1, "flink:broken", neverReady)))
+	p := fbgdObject(t, ns, "job", 1, "flink:broken", neverReady)
+	withAbortGrace("2s")(p)
+	require.NoError(t, env.Client.Create(context.Background(), p))
 	eventually(t, ns, "first deployment fails", func() bool {
 		return getFBGD(t, ns, "job").Status.JobStatus.State == v1alpha1.JobFailing
 	})
@@ -167,9 +169,9 @@ func TestPatchInPlaceAndTopLevelOnlyChanges(t *testing.T) {
 	update(t, ns, "job", 3, "flink:1.20.0", `, "parallelism.default": "4"`, func(p *v1alpha1.FlinkBlueGreenDeployment) {
 		p.Spec.Configuration[v1alpha1.RescheduleIntervalKey] = "300ms"
 	})
-	time.Sleep(time.Second)
+	p := generationObserved(t, ns, "job")
 	assert.Equal(t, patched, blueGen(), "a top-level-only change leaves the child untouched")
-	assert.Equal(t, v1alpha1.ActiveBlue, getFBGD(t, ns, "job").Status.BlueGreenState)
+	assert.Equal(t, v1alpha1.ActiveBlue, p.Status.BlueGreenState)
 }
 
 // §4.15 verifyInitialSuspendedIsBlockedThenDeploysOnRunning

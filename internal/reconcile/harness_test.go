@@ -175,8 +175,38 @@ func checkInvariants(t testing.TB, ns string) {
 		}
 		require.LessOrEqualf(t, total, 2, "%s has %d children", owner, total)
 	}
+	checkActiveNotSuspended(t, ns, list.Items)
 }
 
+// checkActiveNotSuspended: once the controller has acted on a parent's
+// current spec (observedGeneration), the active child of an ACTIVE_* state
+// runs unless the spec itself asks for a suspended job. Children are
+// applied before the parent's status is written, so a status that shows
+// the generation observed implies the child already carries its spec.
+func checkActiveNotSuspended(t testing.TB, ns string, children []unstructured.Unstructured) {
+	t.Helper()
+	parents := &v1alpha1.FlinkBlueGreenDeploymentList{}
+	require.NoError(t, env.Client.List(context.Background(), parents, client.InNamespace(ns)))
+	for _, p := range parents.Items {
+		st := p.Status
+		if !st.BlueGreenState.Active() || st.ObservedGeneration != p.Generation || p.Spec.Template.Spec.Suspended() {
+			continue
+		}
+		for _, c := range children {
+			if c.GetName() != st.ActiveDeployment {
+				continue
+			}
+			jobState, _, _ := unstructured.NestedString(c.Object, "spec", "job", "state")
+			require.NotEqualf(t, v1alpha1.JobStateSuspended, jobState, "%s is %s and its active child %s is suspended", p.Name, st.BlueGreenState, c.GetName())
+		}
+	}
+}
+
+// fbgdTemplate's abort grace period and savepoint timeout are long: no
+// test may depend on a transition outrunning them on a loaded machine. A
+// test whose timer must fire shortens it (withAbortGrace,
+// withSavepointTimeout) and makes the simulated job never ready or the
+// savepoint hang, so the timer has nothing to race.
 const fbgdTemplate = `
 apiVersion: bggitops.dev/v1alpha1
 kind: FlinkBlueGreenDeployment
@@ -185,9 +215,9 @@ metadata:
   annotations: {bggitops.dev/revision: "%s"}
 spec:
   configuration:
-    kubernetes.operator.bluegreen.abort.grace-period: "4s"
+    kubernetes.operator.bluegreen.abort.grace-period: "10 min"
     kubernetes.operator.bluegreen.reconciliation.reschedule-interval: "200ms"
-    bggitops.dev/savepoint-timeout: "3s"
+    bggitops.dev/savepoint-timeout: "10 min"
   template:
     spec:
       image: %s

@@ -7,32 +7,126 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// touch changes an unrelated annotation, which makes the controller
-// reconcile the object without anything to do.
-func touch(t *testing.T, obj client.Object, i int) {
+// touchAnnotation is the unrelated annotation touch sets.
+const touchAnnotation = "test/touch"
+
+// touch changes an unrelated annotation (and sets extra ones), which makes
+// the controller reconcile the object.
+func touch(t *testing.T, obj client.Object, i int, extra map[string]string) {
 	t.Helper()
-	require := assert.New(t)
-	require.NoError(env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj))
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj))
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
 	ann := obj.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann["test/touch"] = fmt.Sprint(i)
+	ann[touchAnnotation] = fmt.Sprint(i)
+	for k, v := range extra {
+		ann[k] = v
+	}
 	obj.SetAnnotations(ann)
-	require.NoError(env.Client.Patch(context.Background(), obj, patch))
+	require.NoError(t, env.Client.Patch(context.Background(), obj, patch))
+}
+
+// readWitness records, for the object paths it follows, the touch values
+// the controller read back from the API server. Both reconcilers read
+// their object from the API server (APIReader) once, at the start of each
+// reconcile, and controller-runtime never runs two reconciles of one
+// object at once: a read of touch i+1 proves that the reconcile which
+// read touch i has returned, its writes sent.
+type readWitness struct {
+	next http.RoundTripper
+
+	mu    sync.Mutex
+	paths map[string]map[string]bool // followed path → touch values read
+}
+
+func (w *readWitness) follow(path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.paths[path] = map[string]bool{}
+}
+
+func (w *readWitness) read(path, value string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.paths[path][value]
+}
+
+func (w *readWitness) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(r)
+	if err != nil || r.Method != http.MethodGet || resp.StatusCode != http.StatusOK || r.URL.Query().Has("watch") {
+		return resp, err
+	}
+	w.mu.Lock()
+	seen, followed := w.paths[r.URL.Path]
+	w.mu.Unlock()
+	if !followed {
+		return resp, nil
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	var obj struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(body, &obj) == nil {
+		if v, ok := obj.Metadata.Annotations[touchAnnotation]; ok {
+			w.mu.Lock()
+			seen[v] = true
+			w.mu.Unlock()
+		}
+	}
+	return resp, nil
+}
+
+// startWitnessedController is startCountingController with the
+// controller's reads witnessed too.
+func startWitnessedController(t *testing.T, ns string) (*writeCounter, *readWitness) {
+	t.Helper()
+	wc, rw := &writeCounter{}, &readWitness{paths: map[string]map[string]bool{}}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		rw.next = rt
+		wc.next = rw
+		return wc
+	})
+	startControllerWith(t, ns, cfg)
+	return wc, rw
+}
+
+// touchAndWitness touches the object at path with i and waits until the
+// controller has read it carrying i.
+func touchAndWitness(t *testing.T, ns string, rw *readWitness, path string, obj client.Object, i int, extra map[string]string) {
+	t.Helper()
+	touch(t, obj, i, extra)
+	eventually(t, ns, fmt.Sprintf("a reconcile reading %s with touch %d", path, i), func() bool {
+		return rw.read(path, fmt.Sprint(i))
+	})
 }
 
 // TestIdleObjectsWriteNothing: reconciles of a settled GitRepository and
@@ -40,7 +134,7 @@ func touch(t *testing.T, obj client.Object, i int) {
 // decision) send no write request at all.
 func TestIdleObjectsWriteNothing(t *testing.T) {
 	ns := newNamespace(t)
-	wc := startCountingController(t, ns)
+	wc, rw := startWitnessedController(t, ns)
 	f := newGitFixture(t, ns)
 	rev := f.push(map[string]string{
 		"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml, job.yaml"),
@@ -50,14 +144,29 @@ func TestIdleObjectsWriteNothing(t *testing.T) {
 	f.create("s3cr3t-pass")
 	f.waitApplied(rev)
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	api := "/apis/bggitops.dev/v1alpha1/namespaces/" + ns
+	grPath, fbgdPath := api+"/gitrepositories/flink", api+"/flinkbluegreendeployments/job"
+	rw.follow(grPath)
+	rw.follow(fbgdPath)
 	before := settled(wc)
 	lists := f.srv.Listings()
-	for i := 0; i < 5; i++ {
-		touch(t, f.get(), i)
-		touch(t, getFBGD(t, ns, "job"), i)
-		time.Sleep(300 * time.Millisecond)
+	const touches = 5
+
+	// The GitRepository first: its reconciles read the
+	// FlinkBlueGreenDeployment too (the applier's drift check), so they
+	// must be over before the deployment's own reads can be told apart.
+	// The last touch, whose read proves the one before it returned, also
+	// suspends it: a suspended GitRepository fetches and applies nothing.
+	for i := 0; i < touches; i++ {
+		touchAndWitness(t, ns, rw, grPath, f.get(), i, nil)
 	}
-	assert.Greater(t, f.srv.Listings(), lists, "the GitRepository was reconciled (it listed the remote)")
+	touchAndWitness(t, ns, rw, grPath, f.get(), touches, map[string]string{v1alpha1.SuspendAnnotation: "true"})
+	assert.GreaterOrEqual(t, f.srv.Listings()-lists, int64(touches), "every reconcile of the GitRepository listed the remote")
+
+	for i := 0; i < touches; i++ {
+		touchAndWitness(t, ns, rw, fbgdPath, getFBGD(t, ns, "job"), i, nil)
+	}
+	touchAndWitness(t, ns, rw, fbgdPath, getFBGD(t, ns, "job"), touches, nil)
 	if !assert.Equal(t, before, wc.writes.Load(), "idle reconciles wrote (last: %v)", wc.last.Load()) {
 		evs := &eventsv1.EventList{}
 		_ = env.Client.List(context.Background(), evs, client.InNamespace(ns))
@@ -68,7 +177,9 @@ func TestIdleObjectsWriteNothing(t *testing.T) {
 }
 
 // settled waits until the controller has sent no write for two seconds
-// (events are sent asynchronously), then returns the count.
+// (events are sent asynchronously), then returns the count. It is the
+// test's starting line, not its proof: a write it misses makes the test
+// fail, never pass.
 func settled(wc *writeCounter) int64 {
 	n := wc.writes.Load()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {

@@ -109,7 +109,7 @@ func TestLostStatusWriteAfterAbortKeepsBlue(t *testing.T) {
 
 	// Green never comes up within the grace period: the simulated
 	// operator does not act on its spec for a minute.
-	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-observe-delay": "60s"`)
+	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-observe-delay": "60s"`, withAbortGrace("4s"))
 	eventually(t, ns, "the abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
 	require.True(t, fault.fired(), "the status write after the abort failed once")
 	blue, ok := child(ns, "job-blue")
@@ -195,7 +195,7 @@ func TestFlappingNewColourAbortsAtItsDeadline(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
 	blueJob := deployBlue(t, ns, "job")
-	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-flap": "1s"`, func(p *v1alpha1.FlinkBlueGreenDeployment) {
+	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-flap": "1s"`, withAbortGrace("4s"), func(p *v1alpha1.FlinkBlueGreenDeployment) {
 		p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "1500ms"
 	})
 	eventually(t, ns, "the abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))

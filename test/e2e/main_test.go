@@ -45,7 +45,9 @@ func run(m *testing.M) int {
 	// The timeline goes to stdout: go test shows it with -v or when the
 	// package fails.
 	var err error
-	env, err = devenv.Start(ctx, devenv.Options{Out: os.Stdout})
+	// The GitRepository polls hourly: within a step's timeout only the
+	// push webhook can bring a commit to the cluster.
+	env, err = devenv.Start(ctx, devenv.Options{Out: os.Stdout, GitInterval: time.Hour})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start the local environment:", err)
 		return 1

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/devenv"
@@ -57,11 +58,69 @@ func TestStory(t *testing.T) {
 // results of the steps, for the later ones.
 var seed, image, broken, fixed devenv.Result
 
+// webhook is the last reconcile request the receiver wrote on the
+// GitRepository.
+var webhook string
+
+// assertWebhookHandled proves that a push reached the controller through
+// Gitea's webhook and the receiver: the receiver wrote a new reconcile
+// request on the GitRepository, and the controller acknowledged it (in the
+// status write of the reconcile that fetched). Polling is hourly in this
+// suite (main_test.go), so nothing else fetches within a step.
+func assertWebhookHandled(t *testing.T, c devenv.Commit) {
+	t.Helper()
+	var gr *v1alpha1.GitRepository
+	ok := assert.Eventually(t, func() bool {
+		gr = gitRepository(t)
+		req := gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+		return req != "" && req != webhook && gr.Status.LastHandledReconcileAt == req
+	}, devenv.StepTimeout, 100*time.Millisecond, "the receiver's reconcile request for %s, handled", c.Short())
+	if !ok {
+		t.Logf("reconcile requested at %q (before the push: %q), handled %q", gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation],
+			webhook, gr.Status.LastHandledReconcileAt)
+		return
+	}
+	webhook = gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+}
+
+// idleRequestHandled proves that the controller has decided on the
+// FlinkBlueGreenDeployment again, as it is now: it requests a promotion,
+// which nothing waits for in an ACTIVE_* state, and waits for status to
+// acknowledge it. The decision that acknowledges it has run its actions
+// and posted its commit statuses before that status write.
+func idleRequestHandled(t *testing.T) {
+	t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	p := fbgd(t)
+	patch := client.MergeFrom(p.DeepCopy())
+	p.Annotations[v1alpha1.PromoteRequestedAtAnnotation] = token
+	require.NoError(t, env.Client.Patch(t.Context(), p, patch))
+	require.Eventually(t, func() bool { return fbgd(t).Status.LastHandledPromoteAt == token },
+		devenv.StepTimeout, 100*time.Millisecond, "the controller acknowledges the promote request")
+}
+
+// gitReconciled is idleRequestHandled for the GitRepository: a reconcile
+// request, acknowledged by the reconcile that fetched, applied and posted
+// its sync status.
+func gitReconciled(t *testing.T) {
+	t.Helper()
+	token := time.Now().UTC().Format(time.RFC3339Nano)
+	gr := gitRepository(t)
+	patch := client.MergeFrom(gr.DeepCopy())
+	gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation] = token
+	require.NoError(t, env.Client.Patch(t.Context(), gr, patch))
+	require.Eventually(t, func() bool { return gitRepository(t).Status.LastHandledReconcileAt == token },
+		devenv.StepTimeout, 100*time.Millisecond, "the controller acknowledges the reconcile request")
+	webhook = token
+}
+
 func firstDeployment(t *testing.T) {
 	var err error
 	seed, err = story.FirstDeployment(t.Context())
 	require.NoError(t, err)
 	rev := seed.Commit.Revision
+	// Seeded before the webhook existed: applied on creation.
+	webhook = gitRepository(t).Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
 
 	gr := gitRepository(t)
 	assert.Equal(t, rev, gr.Status.LastAppliedRevision)
@@ -101,6 +160,7 @@ func newImage(t *testing.T) {
 	image, err = story.NewImage(t.Context())
 	require.NoError(t, err)
 	rev := image.Commit.Revision
+	assertWebhookHandled(t, image.Commit)
 
 	p := fbgd(t)
 	assert.Equal(t, v1alpha1.ActiveGreen, p.Status.BlueGreenState)
@@ -135,6 +195,7 @@ func neverReady(t *testing.T) {
 	var err error
 	broken, err = story.NeverReady(t.Context())
 	require.NoError(t, err)
+	assertWebhookHandled(t, broken.Commit)
 
 	p := fbgd(t)
 	assert.Equal(t, v1alpha1.ActiveGreen, p.Status.BlueGreenState, "the old colour stays active")
@@ -160,10 +221,14 @@ func neverReady(t *testing.T) {
 	assert.Contains(t, failure.Description, devenv.JobName+"-green keeps running")
 	assertNoDuplicates(t, sts)
 
-	// No retry loop: the aborted spec stays aborted.
-	time.Sleep(2 * time.Second)
+	// No retry loop: a later decision on the same spec keeps it aborted.
+	idleRequestHandled(t)
 	after := fbgd(t)
-	assert.Equal(t, p.Status.LastReconciledTimestamp, after.Status.LastReconciledTimestamp)
+	assert.Equal(t, v1alpha1.ActiveGreen, after.Status.BlueGreenState)
+	assert.Equal(t, v1alpha1.JobFailing, after.Status.JobStatus.State)
+	assert.Equal(t, p.Status.LastReconciledTimestamp, after.Status.LastReconciledTimestamp, "the aborted spec was not taken up again")
+	assert.Equal(t, p.Status.Savepoint, after.Status.Savepoint, "no new savepoint")
+	assert.Equal(t, before.JobID, flinkDeployments(t)[devenv.JobName+"-green"].JobID)
 	assert.Equal(t, sts, statuses(t, broken.Commit), "nothing more is posted")
 }
 
@@ -174,6 +239,7 @@ func fix(t *testing.T) {
 	fixed, err = story.Fix(t.Context())
 	require.NoError(t, err)
 	rev := fixed.Commit.Revision
+	assertWebhookHandled(t, fixed.Commit)
 
 	p := fbgd(t)
 	assert.Equal(t, v1alpha1.ActiveBlue, p.Status.BlueGreenState)
@@ -207,6 +273,7 @@ func brokenKustomization(t *testing.T) {
 		return ok
 	})
 	require.NoError(t, err)
+	assertWebhookHandled(t, c)
 	failure, _ := w.Status(devenv.SyncContext, "failure")
 	assert.Contains(t, failure.Description, "job-settings.yaml", "the status says what is wrong")
 
@@ -235,6 +302,7 @@ func brokenKustomization(t *testing.T) {
 		return ok && w.Git.Status.LastAppliedRevision == c.Revision
 	})
 	require.NoError(t, err)
+	assertWebhookHandled(t, c)
 	assert.Equal(t, running.JobID, flinkDeployments(t)[running.Name].JobID)
 	assert.Nil(t, apimeta.FindStatusCondition(gitRepository(t).Status.Conditions, v1alpha1.BuildFailedCondition))
 }
@@ -247,9 +315,13 @@ func forgeOutage(t *testing.T) {
 	before := fixed.After
 	patch := env.File(devenv.PatchFile)
 	patch = strings.Replace(patch, "image: flink:1.20.4-java17", "image: flink:1.20.5-java17", 1)
-	// A slower start leaves time to stop Gitea mid-rollout.
+	// A slower start leaves time to stop Gitea mid-rollout; the abort
+	// grace period, which must not end this rollout, becomes long.
 	patch = strings.Replace(patch, "      flinkConfiguration:\n", "      flinkConfiguration:\n        bggitops.dev/simulate-start-delay: 3s\n", 1)
-	c, err := env.Push(ctx, map[string]string{devenv.PatchFile: patch}, "staging: flink 1.20.5")
+	timers := env.File(devenv.TimersFile)
+	require.Contains(t, timers, `abort.grace-period: "10 s"`)
+	timers = strings.Replace(timers, `abort.grace-period: "10 s"`, `abort.grace-period: "10 min"`, 1)
+	c, err := env.Push(ctx, map[string]string{devenv.PatchFile: patch, devenv.TimersFile: timers}, "staging: flink 1.20.5")
 	require.NoError(t, err)
 	story.Follow(c)
 	_, err = story.Wait(ctx, "rollout of "+c.Short()+" started", devenv.StepTimeout, func(w *devenv.World) bool {
@@ -257,6 +329,7 @@ func forgeOutage(t *testing.T) {
 		return w.FBGD.Status.TargetRevision == c.Revision && !devenv.Settled(st)
 	})
 	require.NoError(t, err)
+	assertWebhookHandled(t, c)
 	require.NoError(t, env.Gitea.StopProcess())
 	env.Logf("  gitea stopped (outage)")
 	stopped := true
@@ -284,7 +357,10 @@ func forgeOutage(t *testing.T) {
 		return ok && !apimeta.IsStatusConditionTrue(fbgd(t).Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 	})
 	require.NoError(t, err)
-	time.Sleep(2 * time.Second) // time for a duplicate to show up, if one would
+	// Both reporters decide again with Gitea up: a duplicate they would
+	// post is posted by then.
+	idleRequestHandled(t)
+	gitReconciled(t)
 	sts := statuses(t, c)
 	assertNoDuplicates(t, sts)
 	assert.Len(t, byState(sts, devenv.RolloutContext, "success"), 1, "the missing success is posted exactly once")
