@@ -39,6 +39,13 @@ const (
 	PruneAnnotation = "bggitops.dev/prune"
 	// PruneDisabledValue is the value of PruneAnnotation that opts out.
 	PruneDisabledValue = "disabled"
+	// AdoptAnnotation set to "enabled" on an object in Git lets a
+	// GitRepository take over an object of that identity that already
+	// exists in the cluster without a source (made by hand or by another
+	// tool). An object of another GitRepository is never taken over.
+	AdoptAnnotation = "bggitops.dev/adopt"
+	// AdoptEnabledValue is the value of AdoptAnnotation that opts in.
+	AdoptEnabledValue = "enabled"
 )
 
 // Condition types and reasons shared by both kinds.

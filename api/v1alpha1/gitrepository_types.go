@@ -23,6 +23,18 @@ const (
 	DefaultPath     = "./"
 )
 
+// Bounds of interval (and @every schedules) and timeout: one controller
+// polls every tenant's repositories with a few workers, so no object may
+// poll in a hot loop or hold a worker for long. The CRD enforces them
+// (the XValidation markers below repeat these values); the getters clamp
+// objects stored before the CRD did. A push webhook, not a short
+// interval, is the way to fast updates.
+const (
+	MinInterval = 10 * time.Second
+	MinTimeout  = time.Second
+	MaxTimeout  = 5 * time.Minute
+)
+
 // GitRepositorySpec says which repository, ref and kustomize path to fetch,
 // render and apply, and how.
 // +kubebuilder:validation:XValidation:rule="!(has(self.interval) && has(self.schedule))",message="set interval or schedule, not both"
@@ -37,24 +49,32 @@ type GitRepositorySpec struct {
 	// +kubebuilder:default={branch: "main"}
 	Ref *GitRepositoryRef `json:"ref,omitempty"`
 
-	// Interval between polls (Go duration, default 1m). Mutually exclusive
-	// with schedule.
+	// Interval between polls (Go duration, default 1m, at least 10s).
+	// Mutually exclusive with schedule.
 	// +optional
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="interval must be at least 10s (a push webhook gives faster updates)"
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Schedule polls on a cron schedule (robfig/cron syntax; a CRON_TZ=
-	// prefix selects a time zone). Mutually exclusive with interval.
+	// prefix selects a time zone; an @every descriptor must be at least
+	// 10s). Mutually exclusive with interval.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.contains('@every') || duration(self.substring(self.indexOf('@every') + 6).trim()) >= duration('10s')",message="an @every schedule must be at least 10s (a push webhook gives faster updates)"
 	Schedule string `json:"schedule,omitempty"`
 
-	// Timeout bounds every git operation (default 60s).
+	// Timeout bounds the git operations of one fetch (default 60s, between
+	// 1s and 5m).
 	// +optional
 	// +kubebuilder:default="60s"
 	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('5m')",message="timeout must be between 1s and 5m"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// SecretRef names a Secret in the same namespace with username and
@@ -282,18 +302,20 @@ func init() {
 	SchemeBuilder.Register(&GitRepository{}, &GitRepositoryList{})
 }
 
-// GetInterval returns the poll interval, defaulted.
+// GetInterval returns the poll interval, defaulted and at least
+// MinInterval.
 func (in *GitRepository) GetInterval() time.Duration {
 	if in.Spec.Interval != nil && in.Spec.Interval.Duration > 0 {
-		return in.Spec.Interval.Duration
+		return max(in.Spec.Interval.Duration, MinInterval)
 	}
 	return DefaultInterval
 }
 
-// GetTimeout returns the git operation timeout, defaulted.
+// GetTimeout returns the git operation timeout, defaulted and within
+// [MinTimeout, MaxTimeout].
 func (in *GitRepository) GetTimeout() time.Duration {
 	if in.Spec.Timeout != nil && in.Spec.Timeout.Duration > 0 {
-		return in.Spec.Timeout.Duration
+		return min(max(in.Spec.Timeout.Duration, MinTimeout), MaxTimeout)
 	}
 	return DefaultTimeout
 }

@@ -56,7 +56,8 @@ func newBuildCommand() *cobra.Command {
 // renderAt renders path of repo at ref, or of the working tree when ref is
 // empty; it returns the commit SHA for a ref.
 func renderAt(repo, ref, path string, allowRemote bool) ([]*unstructured.Unstructured, string, error) {
-	opts := render.Options{AllowRemoteBases: allowRemote}
+	// Local use: file:// bases read only what the user can read anyway.
+	opts := render.Options{AllowRemoteBases: allowRemote, AllowFileURLs: allowRemote}
 	if ref != "" {
 		objs, sha, err := render.BuildRef(repo, ref, path, opts)
 		if err != nil {

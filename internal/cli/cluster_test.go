@@ -51,7 +51,8 @@ func startCluster() (*testenv.Env, error) {
 	}
 	sim = flinksim.New(reconciletest.SimulatorOptions)
 	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Simulator: sim,
-		Controllers: &reconcile.Options{ReceiverAddress: "0", Concurrent: 4}})
+		// Tests serve repositories from file:// URLs.
+		Controllers: &reconcile.Options{ReceiverAddress: "0", Concurrent: 4, AllowFileURLs: true}})
 	if err != nil {
 		_ = env.Stop()
 		return nil, err

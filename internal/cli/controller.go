@@ -8,6 +8,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,23 +20,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/scheme"
+	"bggitops.dev/bg-gitops/internal/source"
 )
 
 type controllerFlags struct {
 	kubeconfig         string
 	metricsAddr        string
+	metricsSecure      bool
+	metricsCertDir     string
 	probeAddr          string
 	receiverAddr       string
 	leaderElect        bool
 	leaderElectionNS   string
 	concurrent         int
 	watchLabelSelector string
-	allowRemoteBases   bool
+	render             render.Options
+	git                source.Limits
+	allowFileURLs      bool
+	allowInsecureHTTP  bool
+	tenancy            reconcile.Tenancy
 	cacheDir           string
 	qps                float32
 	burst              int
@@ -61,13 +69,28 @@ func newControllerCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster configuration when empty")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
-	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fl.BoolVar(&f.metricsSecure, flagMetricsSecure, false, "serve metrics over HTTPS to callers the API server authenticates and authorizes (GET /metrics; config/default turns it on)")
+	fl.StringVar(&f.metricsCertDir, flagMetricsCertDir, "", "directory with tls.crt and tls.key for --metrics-secure; a self-signed certificate when empty")
+	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (ready once the webhook receiver, if enabled, listens; leader or not)")
 	fl.StringVar(&f.receiverAddr, "receiver-bind-address", ":9292", "address of the push webhook receiver; 0 disables it")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
-	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
+	fl.BoolVar(&f.render.AllowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources (fetched by the controller, within the render limits)")
+	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included")
+	fl.IntVar(&f.render.MaxFileReads, "render-max-file-reads", render.DefaultMaxFileReads, "most file reads of one kustomize build (a base included n times counts n times); negative: no limit")
+	fl.Var(newQuantity(&f.render.MaxBytes, render.DefaultMaxBytes), "render-max-bytes", "most bytes one kustomize build may read, counted like the file reads; negative: no limit")
+	fl.Var(newQuantity(&f.git.MaxFetchBytes, source.DefaultMaxFetchBytes), source.FlagMaxFetchSize, "most bytes one git fetch may receive (the compressed pack); negative: no limit")
+	fl.Var(newQuantity(&f.git.MaxFileBytes, source.DefaultMaxFileBytes), source.FlagMaxFileSize, "largest file (or unpacked git object) a repository may hold; negative: no limit")
+	fl.Var(newQuantity(&f.git.MaxCheckoutBytes, source.DefaultMaxCheckoutBytes), source.FlagMaxCheckoutSize, "largest checkout (all files) of one repository; negative: no limit")
+	fl.IntVar(&f.git.MaxFiles, source.FlagMaxFiles, source.DefaultMaxFiles, "most files and directories of one checkout; negative: no limit")
+	fl.BoolVar(&f.allowFileURLs, source.FlagAllowFileURLs, false, "allow file:// git URLs and remote bases, which read any repository on the controller's disk (local or test setups only)")
+	fl.BoolVar(&f.allowInsecureHTTP, source.FlagAllowInsecureHTTP, false, "allow credentials over plain http:// (git URLs with a secretRef, commitStatus forge addresses; local or test setups only)")
+	fl.StringVar(&f.tenancy.DefaultServiceAccount, "default-service-account", "", "ServiceAccount impersonated, in a GitRepository's own namespace, when spec.serviceAccountName is empty")
+	fl.BoolVar(&f.tenancy.RequireServiceAccount, "require-service-account", false, "refuse GitRepositories without spec.serviceAccountName when no --default-service-account is set (never apply with the controller's identity)")
+	fl.StringSliceVar(&f.tenancy.ClusterWideNamespaces, "cluster-wide-namespaces", nil, "namespaces whose GitRepositories may apply into other namespaces and cluster-scoped objects (* for all); any other GitRepository writes only namespaced objects of its own namespace")
+	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may render; negative: no limit")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
 	// Profiling for `make bench`; hidden because it is not for production.
@@ -78,19 +101,31 @@ func newControllerCommand() *cobra.Command {
 	return cmd
 }
 
+// inClusterNamespaceFile is where controller-runtime reads the namespace of
+// the leader election Lease when --leader-election-namespace is empty.
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
 func newManager(f *controllerFlags) (ctrl.Manager, error) {
 	cfg, err := restConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	cfg.QPS, cfg.Burst = f.qps, f.burst
+	if f.leaderElect && f.leaderElectionNS == "" {
+		// controller-runtime would fail with a message naming its own
+		// option; the user needs the name of the flag.
+		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
+			return nil, fmt.Errorf("--leader-elect outside a cluster needs --leader-election-namespace (%s: %w)", inClusterNamespaceFile, err)
+		}
+	}
 	selector, err := labels.Parse(f.watchLabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("--watch-label-selector: %w", err)
 	}
 	opts := ctrl.Options{
 		Scheme:                        scheme.New(),
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsOptions(f.metricsAddr, f.metricsSecure, f.metricsCertDir),
+		Client:                        reconcile.ClientOptions(),
 		HealthProbeBindAddress:        f.probeAddr,
 		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
@@ -114,10 +149,14 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		return nil, err
 	}
 	err = reconcile.Setup(mgr, reconcile.Options{
-		ReceiverAddress:  f.receiverAddr,
-		AllowRemoteBases: f.allowRemoteBases,
-		CacheDir:         f.cacheDir,
-		Concurrent:       f.concurrent,
+		ReceiverAddress:   f.receiverAddr,
+		Render:            f.render,
+		AllowFileURLs:     f.allowFileURLs,
+		AllowInsecureHTTP: f.allowInsecureHTTP,
+		GitLimits:         f.git,
+		Tenancy:           f.tenancy,
+		CacheDir:          f.cacheDir,
+		Concurrent:        f.concurrent,
 	})
 	return mgr, err
 }

@@ -230,6 +230,12 @@ func (e *Env) startController(o Options) error {
 	}
 	if err := reconcile.Setup(mgr, reconcile.Options{
 		ReceiverAddress: addr, CacheDir: filepath.Join(e.Dir, "cache"), Concurrent: 4, SkipNameValidation: true,
+		// Gitea runs on the loopback over plain HTTP; a local setup, so
+		// file:// repositories are allowed too (--allow-file-urls).
+		AllowInsecureHTTP: true, AllowFileURLs: true,
+		// The platform repository applies the job's Namespace and objects
+		// (examples/repo-layout): its namespace may write cluster-wide.
+		Tenancy: reconcile.Tenancy{ClusterWideNamespaces: []string{SourceNamespace}},
 	}); err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}

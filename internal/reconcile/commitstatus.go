@@ -14,8 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/object"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -41,10 +43,22 @@ const forgeTimeout = 10 * time.Second
 // level-triggered: what should exist is derived from status, what was
 // acknowledged is recorded in status.commitStatuses, so a restart or an
 // outage leads to the missing status being posted later, once.
+//
+// Credentials: a status is posted with the forge token of the
+// GitRepository that produced the object, read in that GitRepository's
+// namespace, and only to an https:// address (http:// with
+// AllowInsecureHTTP). Descriptions and errors are scrubbed of secret
+// values (see secrets).
 type CommitStatusReporter struct {
 	Client client.Client
-	HTTP   *http.Client
-	Now    func() time.Time
+	// APIReader reads a GitRepository the cache does not hold (see
+	// sourceRepository); none when nil.
+	APIReader client.Reader
+	HTTP      *http.Client
+	Now       func() time.Time
+	// AllowInsecureHTTP accepts http:// forge addresses (the token then
+	// travels in clear text): --allow-insecure-http, for local setups.
+	AllowInsecureHTTP bool
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // forge repository → rate limited until
@@ -57,23 +71,28 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 		clearCondition(&gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		return
 	}
-	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses)
+	scrub := secrets.forSource(client.ObjectKeyFromObject(gr))
+	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub)
 	setForgeCondition(&gr.Status.Conditions, gr.Generation, c.now(), err)
 }
 
 // ReportRollout posts the rollout status of p through the forge of the
 // GitRepository that applied it. It returns how soon to retry (0: no need).
 func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) time.Duration {
-	gr, err := c.sourceOf(ctx, p)
+	gr, retry, err := c.sourceOf(ctx, p)
 	if err != nil {
-		// The forge is unknown until the GitRepository can be read: the
-		// rollout status is posted on a later try, not dropped.
-		return forgeRetry
-	}
-	if gr == nil || gr.Spec.CommitStatus == nil {
+		setCondition(&p.Status.Conditions, p.Generation, c.now(), v1alpha1.CommitStatusFailedCondition, metav1.ConditionTrue,
+			"SourceNotVerified", err.Error())
 		return 0
 	}
-	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses)
+	if gr == nil || gr.Spec.CommitStatus == nil {
+		// The forge is unknown until the GitRepository can be read (or
+		// shows that it applied p): the rollout status is posted on a
+		// later try, not dropped.
+		return retry
+	}
+	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
+	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub)
 	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
 	if err == nil {
 		return 0
@@ -85,14 +104,53 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 	return forgeRetry
 }
 
-func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, error) {
-	src, ok := v1alpha1.AppliedBy(p)
-	if !ok {
-		return nil, nil
+// errSourceNotVerified: the object names, in its bggitops.dev/source
+// annotation, a GitRepository of another namespace that has not applied
+// it. Anyone who may create the object can write that annotation; the
+// forge token of another namespace is not theirs to use.
+var errSourceNotVerified = errors.New("has not applied this object: no commit status is posted with its credentials")
+
+// sourceOf is the GitRepository whose forge and token report p's rollout,
+// or nil with how soon to look again. The annotation that names it is
+// trusted within a namespace (whoever may create p there could create a
+// GitRepository there too); across namespaces only when that
+// GitRepository's inventory lists p, i.e. it applied p itself. While that
+// GitRepository is applying p's revision, its inventory may not list p
+// yet: look again shortly. A GitRepository of another namespace that does
+// not exist is reported as one that did not apply p: p's readers learn
+// nothing about other namespaces.
+func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, time.Duration, error) {
+	gr, err := sourceRepository(ctx, c.Client, c.APIReader, p)
+	if err != nil {
+		return nil, forgeRetry, nil
 	}
-	gr := &v1alpha1.GitRepository{}
-	err := c.Client.Get(ctx, src, gr)
-	return gr, client.IgnoreNotFound(err)
+	src, ok := v1alpha1.AppliedBy(p)
+	switch {
+	case !ok, src.Namespace == p.Namespace:
+		return gr, 0, nil
+	case gr != nil && inInventory(gr, p):
+		return gr, 0, nil
+	}
+	rev := p.Annotations[v1alpha1.RevisionAnnotation]
+	if gr != nil && rev != "" && gr.Status.LastAttemptedRevision == rev && gr.Status.LastAppliedRevision != rev {
+		return nil, forgeRetry, nil
+	}
+	return nil, 0, fmt.Errorf("GitRepository %s %w", src, errSourceNotVerified)
+}
+
+// inInventory reports whether gr's inventory lists p.
+func inInventory(gr *v1alpha1.GitRepository, p *v1alpha1.FlinkBlueGreenDeployment) bool {
+	if gr.Status.Inventory == nil {
+		return false
+	}
+	id := object.ObjMetadata{Namespace: p.Namespace, Name: p.Name,
+		GroupKind: schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "FlinkBlueGreenDeployment"}}.String()
+	for _, e := range gr.Status.Inventory.Entries {
+		if e.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func setForgeCondition(conds *[]metav1.Condition, gen int64, now time.Time, err error) {
@@ -106,6 +164,8 @@ func setForgeCondition(conds *[]metav1.Condition, gen int64, now time.Time, err 
 func forgeReason(err error) string {
 	var rl *status.RateLimitedError
 	switch {
+	case errors.Is(err, status.ErrInsecureAddress):
+		return "InsecureAddress"
 	case errors.Is(err, status.ErrUnauthorized):
 		return "Unauthorized"
 	case errors.Is(err, status.ErrNotFound):
@@ -116,8 +176,12 @@ func forgeReason(err error) string {
 	return "ForgeUnavailable"
 }
 
-// report posts what desired holds and records do not.
-func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired, records *[]v1alpha1.CommitStatusRecord) error {
+// report posts what desired holds and records do not. Descriptions and
+// the error are scrubbed of secret values.
+func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired, records *[]v1alpha1.CommitStatusRecord, scrub scrubber) error {
+	for i := range desired {
+		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
+	}
 	missing := unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
 	if len(missing) == 0 {
 		return nil
@@ -126,10 +190,11 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if until, ok := c.blockedUntil(key); ok {
 		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
 	}
-	p, err := c.provider(ctx, gr)
+	p, token, err := c.provider(ctx, gr)
 	if err != nil {
-		return err
+		return scrub.error(err)
 	}
+	scrub = scrub.and(newScrubber(valueForms(token)))
 	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
@@ -138,23 +203,31 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if errors.As(err, &rl) {
 		c.block(key, c.now().Add(rl.RetryAfter))
 	}
+	err = scrub.error(err)
 	if err != nil {
 		logf.FromContext(ctx).Info("commit status not posted", "repository", gr.Spec.CommitStatus.Repository, "error", err.Error())
 	}
 	return err
 }
 
-func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRepository) (status.Provider, error) {
+// provider checks the address before it reads the token: a token is never
+// read for an address it may not be sent to.
+func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRepository) (status.Provider, string, error) {
+	if err := status.CheckAddress(gr.Spec.CommitStatus.Address, c.AllowInsecureHTTP); err != nil {
+		return nil, "", err
+	}
 	sec := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.CommitStatus.SecretRef.Name}
 	if err := c.Client.Get(ctx, key, sec); err != nil {
-		return nil, fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
+		return nil, "", fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
 	}
+	secrets.noteSecret(sec)
 	token, err := source.SecretValue(sec, "token")
 	if err != nil {
-		return nil, fmt.Errorf("commit status %w", err)
+		return nil, "", fmt.Errorf("commit status %w", err)
 	}
-	return status.NewProvider(*gr.Spec.CommitStatus, string(token), c.HTTP)
+	p, err := status.NewProvider(*gr.Spec.CommitStatus, string(token), status.Options{HTTP: c.HTTP, AllowInsecureHTTP: c.AllowInsecureHTTP})
+	return p, string(token), err
 }
 
 func (c *CommitStatusReporter) now() time.Time {

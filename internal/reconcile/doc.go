@@ -13,7 +13,12 @@ package reconcile
 // +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories;flinkbluegreendeployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories/status;flinkbluegreendeployments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=flink.apache.org,resources=flinkdeployments;flinkstatesnapshots,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// Secrets are read one by one, never listed or cached (see ClientOptions).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The metrics endpoint (--metrics-secure) asks the API server who a caller
+// is and whether it may read metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -42,7 +42,7 @@ import (
 func startControllerWithCache(t *testing.T, ns, cacheDir string) {
 	t.Helper()
 	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Namespace: ns,
-		Controllers: &reconcile.Options{CacheDir: cacheDir, Concurrent: 2}})
+		Controllers: &reconcile.Options{CacheDir: cacheDir, Concurrent: 2, AllowInsecureHTTP: true}})
 	require.NoError(t, err)
 	t.Cleanup(mgr.Stop)
 }

@@ -41,6 +41,11 @@ type FlinkBlueGreenReconciler struct {
 	Now       func() time.Time
 	// Commit writes rollout commit statuses; nil disables them.
 	Commit *CommitStatusReporter
+	// Impersonate returns a client acting as a ServiceAccount (see actor);
+	// nil: every write uses Client.
+	Impersonate func(namespace, serviceAccount string) (client.Client, error)
+	// Tenancy names the ServiceAccount a deployment without one acts as.
+	Tenancy Tenancy
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -88,7 +93,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 // conditions and events); a stall is reported here; a transient error is
 // returned for the rate limiter, with no condition.
 func (r *FlinkBlueGreenReconciler) finish(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, requeue time.Duration, err error) (ctrl.Result, error) {
-	o := outcomeOf(err, requeue)
+	o := deploymentOutcome(p, err, requeue)
 	if o.kind == kindStalled {
 		if err := r.stall(ctx, p, o); err != nil {
 			return o.unwritten(err)
@@ -190,17 +195,13 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 // window evaluates the rolloutWindows of the GitRepository that applied p.
 func (r *FlinkBlueGreenReconciler) window(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) (bluegreen.Window, error) {
 	open := bluegreen.Window{Open: true}
-	src, ok := v1alpha1.AppliedBy(p)
-	if !ok {
-		return open, nil
-	}
-	gr := &v1alpha1.GitRepository{}
-	if err := r.Client.Get(ctx, src, gr); err != nil {
-		return open, client.IgnoreNotFound(err)
+	gr, err := verifiedSource(ctx, r.Client, r.APIReader, p)
+	if err != nil || gr == nil {
+		return open, err
 	}
 	w, err := bluegreen.WindowState(gr.Spec.RolloutWindows, now)
 	if err != nil {
-		return open, stalledFailure("", "ObservationFailed", fmt.Errorf("rolloutWindows of GitRepository %s: %w", src, err))
+		return open, stalledFailure("", "ObservationFailed", fmt.Errorf("rolloutWindows of GitRepository %s: %w", gr.SourceValue(), err))
 	}
 	return w, nil
 }
@@ -237,7 +238,7 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 		if !rejected(err) {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
-		return r.onRejection(ctx, p, a, err.Error())
+		return r.onRejection(ctx, p, a, secrets.forNamespace(p.Namespace).string(err.Error()))
 	}
 	return dec, nil
 }
@@ -284,20 +285,24 @@ func schemaMismatch(err error) bool {
 }
 
 func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action) error {
+	c, err := r.actor(ctx, p)
+	if err != nil {
+		return err
+	}
 	switch a.Type {
 	case bluegreen.ApplyChild:
 		obj, err := childObject(p, a.Child)
 		if err != nil {
 			return err
 		}
-		return objects.Apply(ctx, r.Client, obj)
+		return objects.Apply(ctx, c, obj)
 	case bluegreen.DeleteChild:
 		obj := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 		obj.SetNamespace(p.Namespace)
 		obj.SetName(a.ChildName)
-		return client.IgnoreNotFound(r.Client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 	case bluegreen.CreateSnapshot:
-		err := r.Client.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(objects.FieldManager))
+		err := c.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(objects.FieldManager))
 		if apierrors.IsAlreadyExists(err) {
 			return nil
 		}

@@ -40,6 +40,13 @@ type GitRepositoryReconciler struct {
 	Renderer  *Renderer
 	// CacheDir holds one git checkout per object.
 	CacheDir string
+	// GitLimits, AllowFileURLs and AllowInsecureHTTP apply to every fetch
+	// (see source.Options).
+	GitLimits         source.Limits
+	AllowFileURLs     bool
+	AllowInsecureHTTP bool
+	// Tenancy decides the identity and the reach of every apply.
+	Tenancy Tenancy
 	// Commit writes sync commit statuses; nil disables them.
 	Commit *CommitStatusReporter
 	Now    func() time.Time
@@ -97,7 +104,7 @@ func (r *GitRepositoryReconciler) steps(ctx context.Context, run *gitRun) error 
 // (see kind): the failed step's condition, Stalled, the Warning event,
 // the status write, the log line and the result.
 func (r *GitRepositoryReconciler) finish(ctx context.Context, run *gitRun, err error) (ctrl.Result, error) {
-	o := outcomeOf(err, run.result.RequeueAfter)
+	o := gitOutcome(run.gr, err, run.result.RequeueAfter)
 	r.report(run, o)
 	if err := r.summarize(ctx, run); err != nil {
 		return o.unwritten(err)
@@ -186,6 +193,7 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	res, err := source.Fetch(ctx, source.Options{
 		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
 		Dir: filepath.Join(r.CacheDir, gr.Namespace, gr.Name), LastRevision: last,
+		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
 	})
 	if err != nil {
 		return failed(v1alpha1.FetchFailedCondition, fetchReason(err), err)

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
@@ -25,19 +26,28 @@ import (
 // nothing drifted.
 func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error {
 	gr, rev := run.gr, run.fetched.Revision
-	objs, err := r.Renderer.Render(gr, run.fetched.Dir, rev)
+	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
+	secrets.noteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
 	if err != nil {
 		// The sync status follows LastAttemptedRevision: without this the
 		// failure would be posted to the previous, good commit.
 		gr.Status.LastAttemptedRevision = rev
-		return waitingFailure(v1alpha1.BuildFailedCondition, "BuildFailed", fmt.Errorf("kustomize build failed: %w", err))
+		err = fmt.Errorf("kustomize build failed: %w", err)
+		if retryableRender(err) {
+			return failed(v1alpha1.BuildFailedCondition, "BuildFailed", err)
+		}
+		return waitingFailure(v1alpha1.BuildFailedCondition, "BuildFailed", err)
 	}
 	clearCondition(&gr.Status.Conditions, v1alpha1.BuildFailedCondition)
 	if err := r.startRevision(ctx, run, rev); err != nil {
 		return err
 	}
+	sa, err := r.Tenancy.serviceAccount(gr)
+	if err != nil {
+		return stalledFailure(v1alpha1.ApplyFailedCondition, "ServiceAccountRequired", err)
+	}
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
-		ServiceAccountName: gr.Spec.ServiceAccountName, Namespace: gr.Namespace,
+		ServiceAccountName: sa, Namespace: gr.Namespace, Confined: r.Tenancy.confined(gr.Namespace),
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),
 		Check: checkChild,
 	})

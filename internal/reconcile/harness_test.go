@@ -102,7 +102,7 @@ func startCountingController(t testing.TB, ns string) *writeCounter {
 func startControllerWith(t testing.TB, ns string, cfg *rest.Config) (stop func()) {
 	t.Helper()
 	mgr, err := reconciletest.Start(cfg, reconciletest.Options{Namespace: ns,
-		Controllers: &reconcile.Options{CacheDir: t.TempDir(), Concurrent: 2}})
+		Controllers: &reconcile.Options{CacheDir: t.TempDir(), Concurrent: 2, AllowInsecureHTTP: true}})
 	require.NoError(t, err)
 	t.Cleanup(mgr.Stop)
 	return mgr.Stop

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // kind is how a reconcile ended. Steps say what went wrong by type (a
@@ -96,6 +99,25 @@ func outcomeOf(err error, requeue time.Duration) outcome {
 		return outcome{kind: kindTransient, cond: f.cond, reason: f.reason, err: err}
 	}
 	return outcome{kind: kindTransient, err: err}
+}
+
+// gitOutcome is the outcome of a GitRepository reconcile, its message
+// scrubbed of secret values (see secrets): the condition, the event, the
+// log line, the returned error and, through the condition, the sync commit
+// status all read it.
+func gitOutcome(gr *v1alpha1.GitRepository, err error, requeue time.Duration) outcome {
+	if err != nil {
+		err = secrets.forSource(client.ObjectKeyFromObject(gr)).error(err)
+	}
+	return outcomeOf(err, requeue)
+}
+
+// deploymentOutcome is gitOutcome for a FlinkBlueGreenDeployment.
+func deploymentOutcome(p *v1alpha1.FlinkBlueGreenDeployment, err error, requeue time.Duration) outcome {
+	if err != nil {
+		err = secrets.forNamespace(p.Namespace).error(err)
+	}
+	return outcomeOf(err, requeue)
 }
 
 // terminal: an error type of a lower package (source.Error) says retrying

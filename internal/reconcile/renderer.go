@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
+	"context"
+	"errors"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,7 +25,10 @@ import (
 // of each GitRepository, so that a poll of an unchanged revision (which
 // re-applies to revert drift) does not run kustomize again.
 type Renderer struct {
-	AllowRemoteBases bool
+	// Options every build starts from: remote bases, file URLs and limits.
+	// Per-build fields (revision, source, target namespace) are set by
+	// Render.
+	Options render.Options
 	// Mapper tells cluster-scoped kinds that the build does not know.
 	Mapper meta.RESTMapper
 
@@ -37,16 +42,16 @@ type rendered struct {
 }
 
 // Render returns the stamped objects of gr's path at revision.
-func (r *Renderer) Render(gr *v1alpha1.GitRepository, dir, revision string) ([]*unstructured.Unstructured, error) {
+func (r *Renderer) Render(ctx context.Context, gr *v1alpha1.GitRepository, dir, revision string) ([]*unstructured.Unstructured, error) {
 	id := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Name}
 	key := revision + "\x00" + gr.GetPath() + "\x00" + gr.Spec.TargetNamespace
 	if objs, ok := r.cached(id, key); ok {
 		return objs, nil
 	}
-	objs, err := render.Build(dir, gr.GetPath(), render.Options{
-		AllowRemoteBases: r.AllowRemoteBases, Revision: revision, Source: gr.SourceValue(),
-		TargetNamespace: gr.Spec.TargetNamespace, IsClusterScoped: r.clusterScoped,
-	})
+	o := r.Options
+	o.Revision, o.Source, o.TargetNamespace = revision, gr.SourceValue(), gr.Spec.TargetNamespace
+	o.IsClusterScoped = r.clusterScoped
+	objs, err := render.BuildContext(ctx, dir, gr.GetPath(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -97,4 +102,12 @@ func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 		out[i] = o.DeepCopy()
 	}
 	return out
+}
+
+// retryableRender reports whether a failed build may succeed unchanged: it
+// ran out of time (on a busy controller, or waiting for another build),
+// which is no property of the revision.
+func retryableRender(err error) bool {
+	var le *render.LimitError
+	return errors.As(err, &le) && (le.Waiting || le.Limit == render.LimitTime)
 }

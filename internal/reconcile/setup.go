@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,6 +27,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
 )
 
@@ -33,16 +35,40 @@ import (
 type Options struct {
 	// ReceiverAddress serves push webhooks; "" or "0" disables the receiver.
 	ReceiverAddress string
-	// AllowRemoteBases lets kustomizations use remote bases.
-	AllowRemoteBases bool
+	// Render is what every kustomize build starts from: AllowRemoteBases
+	// (--allow-remote-bases) and the Limits (--render-timeout,
+	// --render-max-file-reads, --render-max-bytes, --render-max-objects).
+	// AllowFileURLs is taken from the field below.
+	Render render.Options
 	// CacheDir holds git checkouts; a temporary directory when empty.
 	CacheDir string
 	// Concurrent reconciles per kind.
 	Concurrent int
 	// HTTPClient talks to forges; http.DefaultClient with a timeout when nil.
 	HTTPClient *http.Client
+	// AllowInsecureHTTP (--allow-insecure-http) lets credentials travel in
+	// clear text: http:// forge addresses of commitStatus (and http:// git
+	// URLs with credentials). For a local or test setup only.
+	AllowInsecureHTTP bool
+	// AllowFileURLs (--allow-file-urls) lets spec.url (and remote bases,
+	// see Render) be a file:// URL, which reads any repository on the
+	// controller's file system (other GitRepositories' checkouts
+	// included). For a local or test setup only.
+	AllowFileURLs bool
+	// GitLimits bound every git fetch and checkout (--git-max-fetch-size,
+	// --git-max-file-size, --git-max-checkout-size, --git-max-files); zero
+	// fields take the defaults of source.Limits.
+	GitLimits source.Limits
+	// Tenancy is the identity and the reach of every GitRepository's apply.
+	Tenancy Tenancy
 	// SkipNameValidation lets one process run several managers (tests).
 	SkipNameValidation bool
+}
+
+func (o Options) renderOptions() render.Options {
+	ro := o.Render
+	ro.AllowFileURLs = o.AllowFileURLs
+	return ro
 }
 
 func (o Options) controller() controller.Options {
@@ -66,11 +92,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	reporter := &CommitStatusReporter{Client: mgr.GetClient(), HTTP: o.HTTPClient}
+	reporter := &CommitStatusReporter{Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
+		AllowInsecureHTTP: o.AllowInsecureHTTP}
 	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
 		return err
 	}
-	if err := setupFlinkBlueGreen(mgr, o, reporter); err != nil {
+	if err := setupFlinkBlueGreen(mgr, o, applier, reporter); err != nil {
 		return err
 	}
 	return setupReceiver(mgr, o)
@@ -78,9 +105,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 
 func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	r := &GitRepositoryReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
-		Renderer: &Renderer{AllowRemoteBases: o.AllowRemoteBases, Mapper: mgr.GetRESTMapper()},
+		Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
 		CacheDir: o.CacheDir, Commit: reporter,
+		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
+		Tenancy: o.Tenancy,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
@@ -89,8 +118,9 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 		Complete(r)
 }
 
-func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, reporter *CommitStatusReporter) error {
-	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter}
+func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
+	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -128,9 +158,21 @@ func setupReceiver(mgr ctrl.Manager, o Options) error {
 	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
 		return nil
 	}
-	rc := &source.Receiver{Client: mgr.GetClient(), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	rc := &source.Receiver{Client: secretReading(mgr), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	// A replica is ready once its receiver listens: the manager starts the
+	// receiver only after the caches synced, and until then a webhook the
+	// Service routes to this replica would be refused.
+	var listening atomic.Bool
+	if err := mgr.AddReadyzCheck("receiver", func(*http.Request) error {
+		if !listening.Load() {
+			return errors.New("the webhook receiver is not listening yet")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	return mgr.Add(receiverRunnable(func(ctx context.Context) error {
-		return serve(ctx, o.ReceiverAddress, rc)
+		return serve(ctx, o.ReceiverAddress, rc, func() { listening.Store(true) })
 	}))
 }
 
@@ -142,14 +184,16 @@ func (receiverRunnable) NeedLeaderElection() bool          { return false }
 
 var _ manager.LeaderElectionRunnable = receiverRunnable(nil)
 
-// serve runs an HTTP server until ctx ends. The receiver runs on every
-// replica (it only annotates objects), so it needs no leader election.
-func serve(ctx context.Context, addr string, h http.Handler) error {
+// serve runs an HTTP server until ctx ends, calling listening once it
+// accepts connections. The receiver runs on every replica (it only
+// annotates objects), so it needs no leader election.
+func serve(ctx context.Context, addr string, h http.Handler, listening func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	listening()
+	srv := receiverServer(h)
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -8,8 +8,10 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -36,6 +38,32 @@ func deploymentsOfSource(_ context.Context, obj client.Object) []reconcile.Reque
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: id.Namespace, Name: id.Name}})
 	}
 	return out
+}
+
+// sourceRepository reads the GitRepository that applied obj; nil when obj
+// names none or it does not exist. The cache answers first. A controller
+// sharded with --watch-label-selector caches only the GitRepositories of
+// its shard, and the one that applied obj may carry other labels (the
+// labels in Git and those on the GitRepository are set apart), so a miss is
+// confirmed with the API server (live, when not nil): a rollout window or
+// a commit status must not be skipped because of a label.
+func sourceRepository(ctx context.Context, cached, live client.Reader, obj client.Object) (*v1alpha1.GitRepository, error) {
+	src, ok := v1alpha1.AppliedBy(obj)
+	if !ok {
+		return nil, nil
+	}
+	gr := &v1alpha1.GitRepository{}
+	err := cached.Get(ctx, src, gr)
+	if apierrors.IsNotFound(err) && live != nil {
+		err = live.Get(ctx, src, gr)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read GitRepository %s: %w", src, err)
+	}
+	return gr, nil
 }
 
 // windowsChanged passes GitRepository updates that change rolloutWindows.

@@ -9,6 +9,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -21,6 +22,13 @@ var (
 	ErrAbsolutePath = errors.New("absolute paths are not allowed")
 	// ErrRemoteRefused: a remote base or resource while remote bases are off.
 	ErrRemoteRefused = errors.New("remote bases are disabled (--allow-remote-bases)")
+	// ErrFileURLRefused: a file:// remote base (it would clone any
+	// repository on the controller's disk) without Options.AllowFileURLs.
+	ErrFileURLRefused = errors.New("file:// remote bases are disabled (--allow-file-urls)")
+	// ErrRemoteOpenAPI: a remote base sets kustomize's OpenAPI schema; only
+	// kustomizations in the repository may (such builds run one at a time,
+	// and a remote base is only seen once kustomize runs).
+	ErrRemoteOpenAPI = errors.New("an openapi field in a remote base is not supported; set it in the repository's kustomization")
 	// ErrNotFound: a kustomization names a file or directory that does not exist.
 	ErrNotFound = errors.New("does not exist")
 	// ErrDuplicateObject: two rendered objects share an identity.
@@ -83,9 +91,17 @@ func (e *refError) Error() string {
 	var pe *PathError
 	switch {
 	case errors.As(e.Err, &pe) && pe.Link == "":
-		return fmt.Sprintf("%s %s %s (in %s)", e.Field, e.Ref, ErrLeavesRepository, e.File)
+		return fmt.Sprintf("%s %s %s (in %s)", e.Field, redact(e.Ref), ErrLeavesRepository, e.File)
 	}
-	return fmt.Sprintf("%s %s: %v (in %s)", e.Field, e.Ref, e.Err, e.File)
+	return fmt.Sprintf("%s %s: %v (in %s)", e.Field, redact(e.Ref), e.Err, e.File)
+}
+
+var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`)
+
+// redact hides the credentials of a URL (https://user:token@host/...): an
+// error reaches conditions, events and commit statuses.
+func redact(s string) string {
+	return userinfo.ReplaceAllString(s, "${1}***@")
 }
 
 func (e *refError) Unwrap() error { return e.Err }

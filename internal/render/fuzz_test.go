@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,4 +75,33 @@ func fuzzDiskRepo(f *testing.F) (*sandboxFS, string) {
 	sb, err := newDiskSandbox(repo)
 	must(err)
 	return sb, secret
+}
+
+// FuzzFetchableCoversKustomizeLoader checks the property the remote-off
+// preflight rests on: whatever string kustomize's loader would fetch (one
+// net/url parses with scheme http or https, loader.IsRemoteFile), as a path
+// or as the path of a "key=path" generator source, fetchable refuses.
+func FuzzFetchableCoversKustomizeLoader(f *testing.F) {
+	for _, seed := range []string{
+		"http://example.com/x", "HTTPS://x", "http:x", "http:/x", " http://x", "k=https://x",
+		"a\nb=http://x", "git::https://x", "file:///etc", "cm.yaml", "../base", "k=v",
+		"apiVersion: v1\nkind: X\npath: http://x\n", "http://x\n", "h\ttp://x",
+	} {
+		f.Add(seed)
+	}
+	fetched := func(p string) bool {
+		u, err := url.Parse(p)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		paths := []string{s}
+		if strings.Count(s, "=") == 1 {
+			paths = append(paths, s[strings.Index(s, "=")+1:])
+		}
+		for _, p := range paths {
+			if _, ok := fetchable(s); fetched(p) && !ok {
+				t.Fatalf("kustomize would fetch %q (from %q), fetchable does not refuse it", p, s)
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +39,7 @@ func BuildRef(repoDir, ref, path string, opts Options) ([]*unstructured.Unstruct
 	if err != nil {
 		return nil, commit.Hash.String(), fmt.Errorf("read tree of %s: %w", commit.Hash, err)
 	}
-	objs, err := build(sb, path, opts)
+	objs, err := build(context.Background(), sb, path, opts)
 	return objs, commit.Hash.String(), err
 }
 
@@ -63,8 +64,10 @@ func resolveCommit(repoDir, ref string) (*object.Commit, error) {
 	return c, nil
 }
 
-// treeSandbox copies the commit's tree into an in-memory file system under
-// memRoot; symlinks are kept aside and resolved by the sandbox.
+// treeSandbox lays the commit's tree out in an in-memory file system under
+// memRoot: directories and empty stand-ins for files, whose content is read
+// from the object store only when the build reads them (and charged to its
+// budget before it is); symlinks are kept aside and resolved by the sandbox.
 func treeSandbox(c *object.Commit) (*sandboxFS, error) {
 	tree, err := c.Tree()
 	if err != nil {
@@ -75,6 +78,7 @@ func treeSandbox(c *object.Commit) (*sandboxFS, error) {
 		return nil, err
 	}
 	links := map[string]string{}
+	lazy := map[string]lazyFile{}
 	w := object.NewTreeWalker(tree, true, nil)
 	defer w.Close()
 	for {
@@ -85,15 +89,18 @@ func treeSandbox(c *object.Commit) (*sandboxFS, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := addEntry(mem, links, tree, name, e); err != nil {
+		if err := addEntry(mem, links, lazy, tree, name, e); err != nil {
 			return nil, err
 		}
 	}
-	return &sandboxFS{inner: mem, root: memRoot, links: mapLinks(links)}, nil
+	return &sandboxFS{inner: mem, root: memRoot, links: mapLinks(links), lazy: lazy}, nil
 }
 
-// addEntry materialises one tree entry; submodules are skipped.
-func addEntry(mem filesys.FileSystem, links map[string]string, tree *object.Tree, name string, e object.TreeEntry) error {
+// maxLinkTarget bounds a symlink's target, as the kernel's PATH_MAX does.
+const maxLinkTarget = 4096
+
+// addEntry lays out one tree entry; submodules are skipped.
+func addEntry(mem filesys.FileSystem, links map[string]string, lazy map[string]lazyFile, tree *object.Tree, name string, e object.TreeEntry) error {
 	if !validEntryName(e.Name) {
 		return fmt.Errorf("tree entry %q: invalid name", name)
 	}
@@ -108,15 +115,31 @@ func addEntry(mem filesys.FileSystem, links map[string]string, tree *object.Tree
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	content, err := f.Contents()
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	if e.Mode == filemode.Symlink {
+		if f.Size > maxLinkTarget {
+			return fmt.Errorf("%s: symlink target longer than %d bytes", name, maxLinkTarget)
+		}
+		content, err := f.Contents()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 		links[p] = content
 		return nil
 	}
-	return mem.WriteFile(p, []byte(content))
+	lazy[p] = lazyFile{size: f.Size, read: func() ([]byte, error) {
+		r, err := f.Reader()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer r.Close()
+		// The blob's size was charged already; never read past it.
+		b, err := io.ReadAll(io.LimitReader(r, f.Size))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return b, nil
+	}}
+	return mem.WriteFile(p, nil)
 }
 
 // validEntryName refuses names Git itself refuses, which a crafted tree

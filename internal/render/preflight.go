@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -29,10 +30,28 @@ type ref struct {
 // so that remote references are refused before kustomize could fetch them
 // and sandbox violations are reported with the entry and file that caused
 // them, rather than as kustomize's nested accumulation errors.
+//
+// With remote bases off, nothing kustomize loads may be a URL. kustomize's
+// loader (api/internal/loader FileLoader.Load) GETs any path whose scheme is
+// http or https with a plain http.Client, and kustomize offers no option or
+// hook to turn that off or to give it another client. So the preflight does
+// not rely on a list of the fields that are loaded: it refuses every string
+// of every kustomization, and of every generator/transformer/validator
+// config (inline, in a file, or built by a kustomization directory), that
+// starts like a URL (fetchable), except under the few keys kustomize only
+// ever treats as data (dataKeys). A field kustomize adds later is covered
+// without a change here.
 type preflight struct {
 	fs          *sandboxFS
 	allowRemote bool
+	allowFile   bool
 	seen        map[string]bool
+	// openAPI is set when a kustomization has an openapi field: the build
+	// changes kustomize's process-wide schema and must run alone.
+	openAPI bool
+	// configs are the plugin configs to check once the build may run
+	// kustomize (checkConfigs).
+	configs []pluginConfig
 }
 
 func (p *preflight) dir(dir string) error {
@@ -40,57 +59,130 @@ func (p *preflight) dir(dir string) error {
 		return nil
 	}
 	p.seen[dir] = true
-	file, k, err := p.load(dir)
+	file, k, tree, err := p.load(dir)
 	if err != nil || k == nil {
 		return err
 	}
+	relFile := rel(p.fs.root, file)
 	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
-		return fmt.Errorf("%w (in %s)", ErrHelmRefused, rel(p.fs.root, file))
+		return fmt.Errorf("%w (in %s)", ErrHelmRefused, relFile)
+	}
+	if len(k.OpenAPI) > 0 {
+		p.openAPI = true
 	}
 	for _, r := range refs(k) {
-		if err := p.check(dir, r); err != nil {
+		if err := p.check(dir, relFile, r); err != nil {
 			var nested *refError
 			if errors.As(err, &nested) {
 				return err // already names its own kustomization
 			}
-			return &refError{Field: r.field, Ref: r.value, File: rel(p.fs.root, file), Err: err}
+			return &refError{Field: r.field, Ref: r.value, File: relFile, Err: err}
+		}
+	}
+	if !p.allowRemote {
+		if field, url, ok := findURL(withoutInlineConfigs(tree), ""); ok {
+			return &refError{Field: field, Ref: url, File: relFile, Err: ErrRemoteRefused}
+		}
+	}
+	for _, pl := range []struct {
+		field   string
+		entries []string
+	}{{"generators", k.Generators}, {"transformers", k.Transformers}, {"validators", k.Validators}} {
+		for i, e := range pl.entries {
+			if isInline(e) {
+				p.configs = append(p.configs, pluginConfig{
+					label: "inline " + singular(pl.field), entry: fmt.Sprintf("%s[%d]", pl.field, i),
+					file: relFile, inline: []byte(e),
+				})
+			}
 		}
 	}
 	return nil
 }
 
 // load reads the kustomization file of dir; k is nil when there is none
-// (kustomize reports that itself).
-func (p *preflight) load(dir string) (string, *types.Kustomization, error) {
+// (kustomize reports that itself). tree is the file as kustomize decodes
+// it (YAML to JSON), for findURL.
+func (p *preflight) load(dir string) (string, *types.Kustomization, any, error) {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		file := filepath.Join(dir, name)
 		resolved, err := resolve(p.fs.root, file, p.fs.links)
 		if err != nil {
-			return file, nil, err
+			return file, nil, nil, err
 		}
 		if !p.fs.inner.Exists(resolved) {
 			continue
 		}
-		data, err := p.fs.inner.ReadFile(resolved)
+		data, err := p.fs.readResolved(p.fs.inner, resolved)
 		if err != nil {
-			return file, nil, err
+			return file, nil, nil, err
 		}
-		k := &types.Kustomization{}
-		if err := yaml.Unmarshal(data, k); err != nil {
-			return file, nil, fmt.Errorf("%s: invalid kustomization: %w", rel(p.fs.root, file), err)
+		k, tree, err := decodeKustomization(data)
+		if err != nil {
+			return file, nil, nil, fmt.Errorf("%s: invalid kustomization: %w", rel(p.fs.root, file), err)
 		}
-		return file, k, nil
+		return file, k, tree, nil
 	}
-	return "", nil, nil
+	return "", nil, nil, nil
 }
 
-func (p *preflight) check(dir string, r ref) error {
+// withoutInlineConfigs drops the inline plugin configs from a decoded
+// kustomization: checkConfigs checks them as kustomize parses them, and
+// kustomize never loads such an entry as a path that could be fetched (a
+// string of several lines, or one starting with "{" or "[", has no URL
+// scheme for net/url).
+func withoutInlineConfigs(tree any) any {
+	m, ok := tree.(map[string]any)
+	if !ok {
+		return tree
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+		list, ok := v.([]any)
+		if !ok || !(strings.EqualFold(k, "generators") || strings.EqualFold(k, "transformers") || strings.EqualFold(k, "validators")) {
+			continue
+		}
+		kept := make([]any, len(list))
+		for i, e := range list {
+			if s, ok := e.(string); !ok || !isInline(s) {
+				kept[i] = e
+			}
+		}
+		out[k] = kept
+	}
+	return out
+}
+
+// decodeKustomization decodes a kustomization the way kustomize does
+// (sigs.k8s.io/yaml to JSON, then encoding/json, which matches field names
+// case-insensitively), into its typed form and a generic tree.
+func decodeKustomization(data []byte) (*types.Kustomization, any, error) {
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := &types.Kustomization{}
+	if err := json.Unmarshal(j, k); err != nil {
+		return nil, nil, err
+	}
+	var tree any
+	if err := json.Unmarshal(j, &tree); err != nil {
+		return nil, nil, err
+	}
+	return k, tree, nil
+}
+
+func (p *preflight) check(dir, file string, r ref) error {
 	v := strings.TrimSpace(r.value)
 	if isRemote(v) {
-		if p.allowRemote {
-			return nil
+		switch {
+		case !p.allowRemote:
+			return ErrRemoteRefused
+		case isFileURL(v) && !p.allowFile:
+			return ErrFileURLRefused
 		}
-		return ErrRemoteRefused
+		return nil
 	}
 	if filepath.IsAbs(v) {
 		return ErrAbsolutePath
@@ -102,14 +194,39 @@ func (p *preflight) check(dir string, r ref) error {
 	if !p.fs.inner.Exists(resolved) {
 		return ErrNotFound
 	}
-	switch {
-	case r.dir && p.fs.inner.IsDir(resolved):
-		return p.dir(resolved)
-	case r.plugin:
-		return p.checkPluginConfig(resolved)
+	isDir := p.fs.inner.IsDir(resolved)
+	if r.dir && isDir {
+		if err := p.dir(resolved); err != nil {
+			return err
+		}
+	}
+	if r.plugin {
+		// After the directory's own walk, so that plugin configs built
+		// from inside it are checked before it is built (post-order).
+		c := pluginConfig{label: r.field, entry: r.value, file: file}
+		if isDir {
+			c.dir = resolved
+		} else {
+			c.path = resolved
+		}
+		p.configs = append(p.configs, c)
+		if !isDir {
+			return p.checkPluginConfigPaths(resolved)
+		}
 	}
 	return nil
 }
+
+// isInline reports whether a generators/transformers/validators entry is
+// an inline config rather than a path. kustomize decides by trying to parse
+// it as resources; a config always spans lines or is a flow mapping, and an
+// entry taken for a path that is not one fails the path checks.
+func isInline(e string) bool {
+	t := strings.TrimSpace(e)
+	return strings.Contains(t, "\n") || strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[")
+}
+
+func singular(field string) string { return strings.TrimSuffix(field, "s") }
 
 // refs lists the entries of k that name files, directories or URLs.
 func refs(k *types.Kustomization) []ref {
@@ -119,7 +236,7 @@ func refs(k *types.Kustomization) []ref {
 		for _, v := range vs {
 			// Generators, transformers, validators and strategic-merge
 			// patches may be inline YAML rather than paths.
-			if v != "" && !strings.Contains(v, "\n") {
+			if v != "" && !isInline(v) {
 				out = append(out, ref{field: field, value: v, dir: dir, plugin: plugin})
 			}
 		}
@@ -135,6 +252,9 @@ func refs(k *types.Kustomization) []ref {
 	add("openapi", false, k.OpenAPI["path"])
 	for _, pt := range k.Patches {
 		add("patch", false, pt.Path)
+	}
+	for _, pt := range k.PatchesJson6902 {
+		add("patchesJson6902 path", false, pt.Path)
 	}
 	for _, pt := range k.PatchesStrategicMerge {
 		add("patch", false, string(pt))

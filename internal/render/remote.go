@@ -7,8 +7,12 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
 )
 
 // scpUser matches the "user@" of an scp-style Git URL (git@github.com:o/r).
@@ -28,6 +32,51 @@ func isRemote(ref string) bool {
 		return true
 	case strings.HasPrefix(l, "github.com/"), strings.HasPrefix(l, "github.com:"):
 		return true
+	}
+	return false
+}
+
+// isFileURL reports whether a remote reference is a file:// Git URL, which
+// clones any repository on the controller's disk (another tenant's
+// checkout among them).
+func isFileURL(ref string) bool {
+	l := strings.ToLower(strings.TrimSpace(ref))
+	return strings.HasPrefix(strings.TrimPrefix(l, "git::"), "file://")
+}
+
+// checkRemoteKustomization holds a kustomization read from a remote-base
+// clone (which no preflight saw) to the rules of the build: no file:// bases
+// unless allowed, and no openapi field unless the build runs alone (it
+// would replace kustomize's process-wide schema under concurrent builds).
+func (s *sandboxFS) checkRemoteKustomization(cloneRoot, p string, data []byte) error {
+	if !isKustomizationFile(p) {
+		return nil
+	}
+	k, _, err := decodeKustomization(data)
+	if err != nil {
+		return nil // kustomize reports it
+	}
+	file := "remote base " + rel(cloneRoot, p)
+	if len(k.OpenAPI) > 0 && !s.exclusive {
+		return fmt.Errorf("%w (in %s)", ErrRemoteOpenAPI, file)
+	}
+	if s.allowFileURLs {
+		return nil
+	}
+	for _, r := range refs(k) {
+		if isRemote(r.value) && isFileURL(r.value) {
+			return &refError{Field: r.field, Ref: r.value, File: file, Err: ErrFileURLRefused}
+		}
+	}
+	return nil
+}
+
+func isKustomizationFile(p string) bool {
+	base := filepath.Base(p)
+	for _, n := range konfig.RecognizedKustomizationFileNames() {
+		if base == n {
+			return true
+		}
 	}
 	return false
 }

@@ -7,10 +7,13 @@ Licensed under the Apache License, Version 2.0.
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sync"
+	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +28,10 @@ type Options struct {
 	// (Git URLs, HTTP files). Off by default: a build then touches nothing
 	// but the repository.
 	AllowRemoteBases bool
+	// AllowFileURLs lets remote bases be file:// Git URLs (a local or test
+	// setup): they clone any repository on the controller's disk, other
+	// tenants' checkouts included. Only with AllowRemoteBases.
+	AllowFileURLs bool
 	// Revision (<ref>@sha1:<hex>) is stamped as bggitops.dev/revision.
 	Revision string
 	// Source (<namespace>/<name>) is stamped as bggitops.dev/source.
@@ -36,20 +43,47 @@ type Options struct {
 	// built-in Kubernetes schema nor a CRD in the build knows (a reconciler
 	// passes its RESTMapper here). Unknown kinds default to namespaced.
 	IsClusterScoped func(gvk schema.GroupVersionKind) (clusterScoped, known bool)
+
+	// Limits of the build (see doc.go).
+	Limits
+
+	// readHook, for tests, is called before every file read.
+	readHook func(path string)
+	// gateHook, for tests, is called when the build starts waiting for
+	// other builds (schema.go).
+	gateHook func()
 }
 
-// kustomizeMu serialises kustomize runs: krusty sets the process-wide
-// OpenAPI schema on every run, which is not safe for concurrent builds.
-var kustomizeMu sync.Mutex
+// Limits of a build: zero means the default, a negative value means no
+// limit. A build over a limit fails with a *LimitError (errors.Is
+// ErrLimitExceeded).
+type Limits struct {
+	// Timeout bounds the build's wall-clock time, waiting included:
+	// Build returns at the deadline, and a build still running inside
+	// kustomize fails at its next file operation.
+	Timeout time.Duration
+	// MaxFileReads bounds the number of file reads; a file read n times
+	// (a base included n times) counts n times.
+	MaxFileReads int
+	// MaxBytes bounds the bytes of all file reads, counted the same way.
+	MaxBytes int64
+	// MaxObjects bounds the number of objects rendered.
+	MaxObjects int
+}
 
 // Build runs kustomize in-process on the directory path inside root (a
 // checkout) and returns the objects, stamped and sorted deterministically.
 func Build(root, path string, opts Options) ([]*unstructured.Unstructured, error) {
+	return BuildContext(context.Background(), root, path, opts)
+}
+
+// BuildContext is Build that also ends when ctx does.
+func BuildContext(ctx context.Context, root, path string, opts Options) ([]*unstructured.Unstructured, error) {
 	sb, err := newDiskSandbox(root)
 	if err != nil {
 		return nil, &BuildError{Path: path, Err: err}
 	}
-	return build(sb, path, opts, root)
+	return build(ctx, sb, path, opts, root)
 }
 
 // BuildYAML is Build rendered as multi-document YAML.
@@ -63,10 +97,24 @@ func BuildYAML(root, path string, opts Options) ([]byte, error) {
 
 // build renders path inside the sandbox; aliases are other spellings of the
 // root stripped from error messages.
-func build(sb *sandboxFS, path string, opts Options, aliases ...string) ([]*unstructured.Unstructured, error) {
+//
+// kustomize runs on its own goroutine so that the caller returns at the
+// deadline even when kustomize is stuck where the sandbox cannot see it (an
+// HTTP fetch of a remote base, a git clone). That goroutine then fails at
+// its next file operation, and holds its place in the schema gate until it
+// ends.
+func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliases ...string) ([]*unstructured.Unstructured, error) {
 	fail := func(err error) error {
 		return &BuildError{Path: path, Err: err, root: append([]string{sb.root}, aliases...)}
 	}
+	lim := limitsOf(opts)
+	if lim.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.timeout)
+		defer cancel()
+	}
+	sb.budget = newBudget(ctx, lim)
+	sb.allowFileURLs = opts.AllowFileURLs
 	dir, err := buildDir(sb, path)
 	if err != nil {
 		return nil, fail(err)
@@ -74,19 +122,65 @@ func build(sb *sandboxFS, path string, opts Options, aliases ...string) ([]*unst
 	if opts.AllowRemoteBases {
 		sb.allowClones()
 	}
-	pf := &preflight{fs: sb, allowRemote: opts.AllowRemoteBases, seen: map[string]bool{}}
+	pf := &preflight{fs: sb, allowRemote: opts.AllowRemoteBases, allowFile: opts.AllowFileURLs, seen: map[string]bool{}}
 	if err := pf.dir(dir); err != nil {
-		return nil, fail(err)
+		return nil, fail(sb.budget.cause(err))
 	}
-	m, err := runKustomize(sb, dir)
-	if err != nil {
-		return nil, fail(err)
+	sb.exclusive = pf.openAPI
+
+	type result struct {
+		objs []*unstructured.Unstructured
+		err  error
 	}
-	objs, err := finish(m, opts)
-	if err != nil {
-		return nil, fail(err)
+	done := make(chan result, 1)
+	var running atomic.Bool // past the gate: a deadline is then the build's own
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{err: fmt.Errorf("kustomize panicked: %v", p)}
+			}
+			sb.releaseClones()
+			done <- r
+		}()
+		r.err = runGated(ctx, sb.exclusive, opts.gateHook, func() error {
+			running.Store(true)
+			if err := pf.checkConfigs(); err != nil {
+				return err
+			}
+			m, err := runKustomize(sb, dir)
+			if err != nil {
+				return err
+			}
+			if err := sb.budget.objects(m.Size()); err != nil {
+				return err
+			}
+			// finish reads kustomize's schema too (scopes), so it stays
+			// inside the gate.
+			r.objs, err = finish(m, opts)
+			return err
+		})
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done:
+		default:
+			r = result{err: ctx.Err()}
+		}
 	}
-	return objs, nil
+	if r.err != nil {
+		if errors.Is(r.err, context.DeadlineExceeded) && !running.Load() {
+			return nil, fail(&LimitError{Limit: LimitTime, Max: int64(lim.timeout), Waiting: true})
+		}
+		if refused := sb.firstRefusal(); refused != nil && sb.budget.hit.Load() == nil {
+			return nil, fail(refused)
+		}
+		return nil, fail(sb.budget.cause(r.err))
+	}
+	return r.objs, nil
 }
 
 // buildDir resolves the build path inside the sandbox.
@@ -107,8 +201,6 @@ func buildDir(sb *sandboxFS, path string) (string, error) {
 // runKustomize runs krusty with plugins, exec functions and helm off and
 // turns a panic inside kustomize into an error.
 func runKustomize(sb *sandboxFS, dir string) (m resmap.ResMap, err error) {
-	kustomizeMu.Lock()
-	defer kustomizeMu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("kustomize panicked: %v", r)

@@ -10,5 +10,11 @@ Licensed under the Apache License, Version 2.0.
 // string (<ref>@sha1:<hex>), the poll schedule, and the push webhook receiver
 // that asks for an immediate reconcile.
 //
+// Every fetch is bounded (Limits: bytes received, object and file sizes,
+// checkout size, number of files; Options.Timeout for time) and follows a
+// URL policy (no file:// and no credentials over http:// unless the
+// controller allows them), because one controller fetches every tenant's
+// repositories into one cache.
+//
 // Git is spoken through go-git only; nothing here shells out.
 package source

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -31,6 +32,12 @@ const (
 	ReasonInvalidRef           = "InvalidRef"
 	ReasonInvalidSpec          = "InvalidSpec"
 	ReasonGitFailed            = "GitOperationFailed"
+	// ReasonLimitExceeded: the repository does not fit a limit of Limits;
+	// the message names the limit, its value and its flag.
+	ReasonLimitExceeded = "LimitExceeded"
+	// ReasonURLNotAllowed: the URL policy refuses spec.url (file://, or
+	// http:// with credentials); the message names the flag that allows it.
+	ReasonURLNotAllowed = "URLNotAllowed"
 )
 
 // Error is a fetch failure with a message a user can act on. The message
@@ -49,11 +56,16 @@ func (e *Error) Error() string { return e.Message }
 
 func (e *Error) Unwrap() error { return e.sentinel }
 
-// Terminal reports whether retrying at once cannot help: the spec or what
-// the remote holds must change first (the reconciler looks again at the
-// next poll, when a push may have fixed a ref).
+// Terminal reports whether retrying at once cannot help: the spec, what
+// the remote holds or the controller's flags must change first (the
+// reconciler looks again at the next poll, when a push may have fixed a
+// ref or shrunk the repository).
 func (e *Error) Terminal() bool {
-	return e.Reason == ReasonInvalidRef || e.Reason == ReasonInvalidSpec
+	switch e.Reason {
+	case ReasonInvalidRef, ReasonInvalidSpec, ReasonLimitExceeded, ReasonURLNotAllowed:
+		return true
+	}
+	return false
 }
 
 // describe turns a go-git error into an Error. op says what was being done
@@ -67,11 +79,26 @@ func describe(err error, o Options, op string) error {
 		return fe
 	}
 	u := scrubURLs(o.URL)
-	reason, msg, sentinel := classify(err, o, u)
+	reason, msg, sentinel := classify(goGitCause(err), o, u)
 	if msg == "" {
 		msg = fmt.Sprintf("%s %s: %v", op, u, err)
 	}
 	return &Error{Reason: reason, Message: o.Auth.scrub(msg), sentinel: sentinel}
+}
+
+// goGitCause is the error go-git wrapped in one of its types without an
+// Unwrap method (a timeout during the download reaches us as
+// "unexpected client error: … context deadline exceeded").
+func goGitCause(err error) error {
+	var ue *plumbing.UnexpectedError
+	var pe *plumbing.PermanentError
+	switch {
+	case errors.As(err, &ue) && ue.Err != nil:
+		return ue.Err
+	case errors.As(err, &pe) && pe.Err != nil:
+		return pe.Err
+	}
+	return err
 }
 
 func classify(err error, o Options, u string) (reason, msg string, sentinel error) {

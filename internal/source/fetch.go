@@ -14,9 +14,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -30,13 +33,30 @@ const fetchRef = plumbing.ReferenceName("refs/bggitops/fetched")
 // shallow fetch costs about as much as an incremental one.
 const maxPacks = 32
 
+// Storage of a cache repository: go-git's defaults keep up to 96 MiB of
+// decoded objects and read every packed object whole; a checkout needs
+// neither, and blobs above largeObject are streamed from the pack.
+const (
+	objectCacheBytes = 8 << 20
+	largeObject      = 1 << 20
+)
+
 // Options of one Fetch.
 type Options struct {
 	URL  string
 	Ref  v1alpha1.GitRepositoryRef
 	Auth *Auth
-	// Timeout bounds the whole Fetch (default v1alpha1.DefaultTimeout).
+	// Timeout bounds the whole Fetch: listing, download, unpacking and
+	// checkout (default v1alpha1.DefaultTimeout).
 	Timeout time.Duration
+	// Limits bound the download, the memory and the checkout; zero fields
+	// take their defaults.
+	Limits Limits
+	// AllowFileURLs allows file:// URLs (--allow-file-urls); see checkURL.
+	AllowFileURLs bool
+	// AllowInsecureHTTP allows http:// URLs with credentials
+	// (--allow-insecure-http); see checkURL.
+	AllowInsecureHTTP bool
 	// Dir is the per-object cache directory; it survives reconciles.
 	Dir string
 	// LastRevision is status.artifact.revision. When the resolved revision
@@ -66,13 +86,25 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 	if o.Dir == "" {
 		return Result{}, &Error{Reason: ReasonInvalidSpec, Message: "source: Options.Dir is empty"}
 	}
+	if err := checkURL(o); err != nil {
+		return Result{}, err
+	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = v1alpha1.DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ctx, hf, done, err := withHTTPLimits(ctx, o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer done()
+	res, err := fetch(ctx, o)
+	return res, hf.cause(err)
+}
 
+func fetch(ctx context.Context, o Options) (Result, error) {
 	refs, err := List(ctx, o)
 	if err != nil {
 		return Result{}, err
@@ -85,15 +117,23 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 }
 
 // List is `git ls-remote`: the remote's refs, annotated tags peeled.
+// The URL policy of o applies.
 func List(ctx context.Context, o Options) (map[plumbing.ReferenceName]plumbing.Hash, error) {
+	if err := checkURL(o); err != nil {
+		return nil, err
+	}
+	ctx, hf, done, err := withHTTPLimits(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{o.URL}})
 	list, err := r.ListContext(ctx, &git.ListOptions{
 		Auth:          o.Auth.method(),
-		CABundle:      o.Auth.caBundle(),
 		PeelingOption: git.AppendPeeled,
 	})
 	if err != nil {
-		return nil, describe(err, o, "listing refs of")
+		return nil, hf.cause(describe(err, o, "listing refs of"))
 	}
 	return newRemoteRefs(list), nil
 }
@@ -108,25 +148,31 @@ func fetchTarget(ctx context.Context, o Options, t target) (Result, error) {
 		if t, err = download(ctx, o, repo, t); err != nil {
 			return Result{}, err
 		}
-		if repo, err = git.PlainOpen(o.Dir); err != nil { // download may have replaced it
+		if repo, err = openRepo(o.Dir); err != nil { // download may have replaced it
 			return Result{}, cacheErr(err)
 		}
 		res.Fetched = true
 	}
-	if err := checkout(repo, t.commit); err != nil {
+	if err := ctx.Err(); err != nil {
+		return Result{}, describe(err, o, "fetching")
+	}
+	if err := checkout(repo, t.commit, o.Limits.effective()); err != nil {
 		return Result{}, err
 	}
 	res.Revision, res.Commit = t.revision(), t.commit.String()
 	return res, nil
 }
 
-// download fetches t into the cache. An overgrown cache is cleared first;
+// download fetches t into the cache. An overgrown cache (more than
+// maxPacks packs, or more than a fetch's worth of pack bytes) is cleared
+// first, so a cache directory never holds more than two fetches' worth;
 // a cache that gets in the way (corrupt, or a shallow boundary git cannot
 // fetch past) is cleared and the fetch retried once. Transport, auth and
 // ref errors are returned as they are: a new cache would not help.
 func download(ctx context.Context, o Options, repo *git.Repository, t target) (target, error) {
+	removeStaged(o.Dir)
 	fresh := false
-	if packCount(o.Dir) > maxPacks {
+	if n, size := packs(o.Dir); n > maxPacks || over(size, o.Limits.effective().MaxFetchBytes) {
 		var err error
 		if repo, err = resetCache(o.Dir); err != nil {
 			return t, err
@@ -160,12 +206,13 @@ func fetchInto(ctx context.Context, o Options, repo *git.Repository, t target) (
 }
 
 func fetchSpecs(ctx context.Context, o Options, repo *git.Repository, depth int, specs ...config.RefSpec) error {
-	r := git.NewRemote(repo.Storer, &config.RemoteConfig{Name: "origin", URLs: []string{o.URL}})
+	s := &boundedStorer{Storer: repo.Storer, dir: filepath.Join(o.Dir, git.GitDirName), ctx: ctx,
+		lim: o.Limits.effective(), remote: scrubURLs(o.URL)}
+	r := git.NewRemote(s, &config.RemoteConfig{Name: "origin", URLs: []string{o.URL}})
 	err := r.FetchContext(ctx, &git.FetchOptions{
 		RefSpecs: specs,
 		Depth:    depth,
-		Auth:     o.Auth.method(),
-		CABundle: o.Auth.caBundle(),
+		Auth:     o.Auth.method(), // the CA bundle is applied by withHTTPLimits
 		Tags:     git.NoTags,
 		Force:    true,
 	})
@@ -231,26 +278,25 @@ func hasCommit(repo *git.Repository, h plumbing.Hash) bool {
 	return err == nil
 }
 
-func checkout(repo *git.Repository, h plumbing.Hash) error {
-	if head, err := repo.Head(); err == nil && head.Hash() == h {
-		return nil
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return cacheErr(err)
-	}
-	if err := wt.Checkout(&git.CheckoutOptions{Hash: h, Force: true}); err != nil {
-		return cacheErr(fmt.Errorf("checkout %s: %w", h, err))
-	}
-	return cacheErr(wt.Clean(&git.CleanOptions{Dir: true}))
-}
-
 func openCache(dir string) (*git.Repository, error) {
-	repo, err := git.PlainOpen(dir)
+	repo, err := openRepo(dir)
 	if err == nil {
 		return repo, nil
 	}
 	return resetCache(dir)
+}
+
+// openRepo opens the cache repository in dir (worktree dir, .git inside)
+// with storage bounded for memory (see objectCacheBytes).
+func openRepo(dir string) (*git.Repository, error) {
+	wt := osfs.New(dir)
+	dot, err := wt.Chroot(git.GitDirName)
+	if err != nil {
+		return nil, err
+	}
+	s := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRU(objectCacheBytes),
+		filesystem.Options{LargeObjectThreshold: largeObject})
+	return git.Open(s, wt)
 }
 
 // resetCache empties dir and initialises a repository there.
@@ -261,13 +307,35 @@ func resetCache(dir string) (*git.Repository, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, cacheErr(err)
 	}
-	repo, err := git.PlainInit(dir, false)
+	if _, err := git.PlainInit(dir, false); err != nil {
+		return nil, cacheErr(err)
+	}
+	repo, err := openRepo(dir)
 	return repo, cacheErr(err)
 }
 
-func packCount(dir string) int {
+// removeStaged removes what an interrupted fetch into dir left behind
+// (the process was killed): staged incoming packs and go-git's temporary
+// pack files. Fetches into one directory never overlap (one reconcile per
+// object at a time), so whatever is there is stale.
+func removeStaged(dir string) {
+	for _, pattern := range []string{filepath.Join(dir, ".git", "incoming-*.pack"), filepath.Join(dir, ".git", "objects", "pack", "tmp_*")} {
+		m, _ := filepath.Glob(pattern)
+		for _, p := range m {
+			_ = os.Remove(p)
+		}
+	}
+}
+
+// packs counts the packfiles of the cache in dir and their bytes.
+func packs(dir string) (n int, size int64) {
 	m, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.pack"))
-	return len(m)
+	for _, p := range m {
+		if fi, err := os.Stat(p); err == nil {
+			size += fi.Size()
+		}
+	}
+	return len(m), size
 }
 
 func cacheErr(err error) error {

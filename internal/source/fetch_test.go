@@ -48,7 +48,9 @@ func (h *httpRepo) opts(t *testing.T, ref v1alpha1.GitRepositoryRef) Options {
 	t.Helper()
 	a, err := AuthFromSecret(map[string][]byte{"username": []byte(testUser), "password": []byte(testPass)}, h.url)
 	require.NoError(t, err)
-	return Options{URL: h.url, Ref: ref, Auth: a, Timeout: 20 * time.Second, Dir: filepath.Join(t.TempDir(), "cache")}
+	// The test server speaks plain http: credentials over it need the
+	// --allow-insecure-http opt-in.
+	return Options{URL: h.url, Ref: ref, Auth: a, Timeout: 20 * time.Second, Dir: filepath.Join(t.TempDir(), "cache"), AllowInsecureHTTP: true}
 }
 
 func fetchOK(t *testing.T, o *Options) Result {
@@ -300,7 +302,7 @@ func TestFetchFile(t *testing.T) {
 	c := r.Commit(map[string]string{"f": "1"}, "one")
 	r.AnnotatedTag("v1.0.0", c)
 	r.Push("main", "v1.0.0")
-	o := Options{URL: "file://" + r.Bare, Dir: t.TempDir(), Ref: v1alpha1.GitRepositoryRef{SemVer: "^1"}}
+	o := Options{URL: "file://" + r.Bare, Dir: t.TempDir(), Ref: v1alpha1.GitRepositoryRef{SemVer: "^1"}, AllowFileURLs: true}
 	res := fetchOK(t, &o)
 	assert.Equal(t, "v1.0.0@sha1:"+c, res.Revision)
 	assert.False(t, fetchOK(t, &o).Fetched)

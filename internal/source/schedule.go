@@ -29,6 +29,11 @@ func ParseSchedule(expr string) (cron.Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spec.schedule %q is not a valid cron expression (five fields, e.g. \"*/5 * * * *\", optional CRON_TZ=<zone> prefix): %v", expr, err)
 	}
+	// The CRD refuses short @every schedules too; this catches objects
+	// stored before it did.
+	if every, ok := s.(cron.ConstantDelaySchedule); ok && every.Delay < v1alpha1.MinInterval {
+		return nil, fmt.Errorf("spec.schedule %q polls more often than every %s", expr, v1alpha1.MinInterval)
+	}
 	return s, nil
 }
 

@@ -60,3 +60,23 @@ func TestNextPoll(t *testing.T) {
 		assert.Contains(t, err.Error(), "is not a valid cron expression")
 	}
 }
+
+// TestPollBounds: objects stored before the CRD bounded interval and
+// @every schedules (or written around it) still poll at most every
+// v1alpha1.MinInterval.
+func TestPollBounds(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 7, 30, 0, time.UTC)
+	g := &v1alpha1.GitRepository{Spec: v1alpha1.GitRepositorySpec{Interval: &metav1.Duration{Duration: time.Millisecond}}}
+	d, err := NextPoll(g, now)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, d, time.Duration(float64(v1alpha1.MinInterval)*(1-Jitter)))
+
+	for _, s := range []string{"@every 1ms", "@every 9s", "CRON_TZ=UTC @every 1s"} {
+		_, err := NextPoll(&v1alpha1.GitRepository{Spec: v1alpha1.GitRepositorySpec{Schedule: s}}, now)
+		require.Error(t, err, s)
+		assert.Contains(t, err.Error(), "polls more often than every 10s")
+	}
+	d, err = NextPoll(&v1alpha1.GitRepository{Spec: v1alpha1.GitRepositorySpec{Schedule: "@every 10s"}}, now)
+	require.NoError(t, err)
+	assert.Equal(t, 10*time.Second, d)
+}

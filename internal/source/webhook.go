@@ -13,10 +13,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -50,17 +52,20 @@ func IndexWebhookPath(obj client.Object) []string {
 // against the GitRepository whose status.webhookPath is the request path
 // and, when the push concerns the watched ref, sets the
 // bggitops.dev/reconcile-requested-at annotation with a merge patch.
-// Anything else is answered 4xx without side effects (a missing webhook
-// Secret is our misconfiguration: 500, logged).
+// Anything else is answered 4xx without side effects. A delivery handled
+// before (see replayMemo) is answered 200 without a second request.
 //
 // Wiring in the manager: register WebhookPathIndex, then serve
 // &Receiver{Client: mgr.GetClient(), Indexed: true, Log: ...} on
 // --receiver-bind-address, mounted at WebhookPathPrefix (e.g. as a
 // manager.RunnableFunc running an http.Server). It needs RBAC to list,
 // watch and patch gitrepositories and to get secrets. Responses: 200
-// reconcile requested, 202 push to another ref, 400 not a push or bad
-// payload, 401 bad or missing signature, 404 unknown path, 405 not POST,
-// 413 body too large.
+// reconcile requested (or the delivery was handled before), 202 push to
+// another ref, 400 not a push or bad payload, 401 bad or missing
+// signature, 404 unknown path, or a GitRepository whose webhook Secret (or
+// its token key) is missing: the sender learns no more than for a path
+// that does not exist, the log names the Secret; 405 not POST, 413 body
+// too large.
 type Receiver struct {
 	// Client reads GitRepositories and Secrets and patches GitRepositories.
 	Client client.Client
@@ -72,6 +77,13 @@ type Receiver struct {
 	Indexed bool
 	// Now stamps the annotation; nil means time.Now.
 	Now func() time.Time
+	// ReplayMemoSize and ReplayMemoTTL bound the memo of handled
+	// deliveries; 0 means DefaultReplayMemoSize and DefaultReplayMemoTTL.
+	ReplayMemoSize int
+	ReplayMemoTTL  time.Duration
+
+	memoOnce sync.Once
+	memo     *replayMemo
 }
 
 // httpError is a response status with a message safe to send and log.
@@ -117,19 +129,38 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	ev, err := rc.verify(r.Context(), gr, r.Header, body)
+	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String())
+	ev, err := rc.verify(r.Context(), gr, r.Header, body, log)
 	if err != nil {
 		return 0, "", err
 	}
-	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String(), "ref", ev.Ref)
+	log = log.WithValues("ref", ev.Ref)
+	keys := deliveryKeys(gr.Status.WebhookPath, r.Header, body)
+	if !rc.replays().begin(keys, rc.now()) {
+		log.Info("push webhook: delivery handled before, not requested again")
+		return http.StatusOK, "delivery already handled", nil
+	}
 	if !Concerns(gr.GetRef(), ev.Ref) {
 		return http.StatusAccepted, fmt.Sprintf("push to %s ignored: not the watched ref", ev.Ref), nil
 	}
 	if err := rc.requestReconcile(r.Context(), gr); err != nil {
+		rc.replays().forget(keys)
 		return 0, "", err
 	}
 	log.Info("push webhook: reconcile requested")
 	return http.StatusOK, "reconcile requested", nil
+}
+
+func (rc *Receiver) replays() *replayMemo {
+	rc.memoOnce.Do(func() { rc.memo = newReplayMemo(rc.ReplayMemoSize, rc.ReplayMemoTTL) })
+	return rc.memo
+}
+
+func (rc *Receiver) now() time.Time {
+	if rc.Now != nil {
+		return rc.Now()
+	}
+	return time.Now()
 }
 
 func (rc *Receiver) lookup(ctx context.Context, path string) (*v1alpha1.GitRepository, error) {
@@ -169,16 +200,23 @@ func (rc *Receiver) readBody(r *http.Request) ([]byte, error) {
 }
 
 // verify checks the signature before parsing, so an unauthenticated
-// sender learns nothing about the payload rules.
-func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h http.Header, body []byte) (PushEvent, error) {
+// sender learns nothing about the payload rules. A missing Secret or token
+// is answered as an unknown path: whether it exists is not the sender's
+// business, the log and the GitRepository's condition say which it is.
+func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h http.Header, body []byte, log logr.Logger) (PushEvent, error) {
 	var secret corev1.Secret
 	key := client.ObjectKey{Namespace: gr.Namespace, Name: gr.Spec.Webhook.SecretRef.Name}
 	if err := rc.Client.Get(ctx, key, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.Info("push webhook refused: the webhook Secret does not exist", "secret", key.Name)
+			return PushEvent{}, fail(http.StatusNotFound, "not found")
+		}
 		return PushEvent{}, fmt.Errorf("get webhook secret %s: %w", key, err)
 	}
 	token, err := SecretValue(&secret, WebhookTokenKey)
 	if err != nil {
-		return PushEvent{}, fmt.Errorf("webhook %w", err)
+		log.Info("push webhook refused: "+err.Error(), "secret", key.Name)
+		return PushEvent{}, fail(http.StatusNotFound, "not found")
 	}
 	if err := VerifySignature(h, body, token); err != nil {
 		return PushEvent{}, fail(http.StatusUnauthorized, "%v", err)
@@ -191,16 +229,12 @@ func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h ht
 }
 
 func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	now := time.Now
-	if rc.Now != nil {
-		now = rc.Now
-	}
 	patch := client.MergeFrom(gr.DeepCopy())
 	ann := gr.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[v1alpha1.ReconcileRequestedAtAnnotation] = now().UTC().Format(time.RFC3339Nano)
+	ann[v1alpha1.ReconcileRequestedAtAnnotation] = rc.now().UTC().Format(time.RFC3339Nano)
 	gr.SetAnnotations(ann)
 	if err := rc.Client.Patch(ctx, gr, patch); err != nil {
 		return fmt.Errorf("annotate gitrepository %s: %w", client.ObjectKeyFromObject(gr), err)

@@ -9,6 +9,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -118,8 +119,14 @@ func (f *hookFixture) do(t *testing.T, r hookRequest) (int, string) {
 
 func TestReceiver(t *testing.T) {
 	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
-	push := func(ref string) string { return fmt.Sprintf(`{"ref":%q,"after":"%s"}`, ref, sha) }
-	main, dev := push("refs/heads/main"), push("refs/heads/dev")
+	// Every delivery that must trigger has a body of its own: the same
+	// signed body again is a replay (TestReceiverReplay).
+	pushes := 0
+	push := func(ref string) string {
+		pushes++
+		return fmt.Sprintf(`{"ref":%q,"after":"%s","n":%d}`, ref, sha, pushes)
+	}
+	main, main2, main3, dev := push("refs/heads/main"), push("refs/heads/main"), push("refs/heads/main"), push("refs/heads/dev")
 	github := func(body, token string) http.Header {
 		return headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(token, body))
 	}
@@ -139,8 +146,8 @@ func TestReceiver(t *testing.T) {
 		trigger bool
 	}{
 		{"github push", hookRequest{"POST", f.path, github(main, hookToken), main}, 200, true},
-		{"gitea push", hookRequest{"POST", f.path, gitea(main, hookToken), main}, 200, true},
-		{"gitlab push", hookRequest{"POST", f.path, gitlab(hookToken), main}, 200, true},
+		{"gitea push", hookRequest{"POST", f.path, gitea(main2, hookToken), main2}, 200, true},
+		{"gitlab push", hookRequest{"POST", f.path, gitlab(hookToken), main3}, 200, true},
 		{"github bad signature", hookRequest{"POST", f.path, github(main, "guess"), main}, 401, false},
 		{"gitea bad signature", hookRequest{"POST", f.path, gitea(main, "guess"), main}, 401, false},
 		{"gitlab bad token", hookRequest{"POST", f.path, gitlab("guess"), main}, 401, false},
@@ -217,4 +224,113 @@ func TestReceiverIndexed(t *testing.T) {
 	assert.Equal(t, 401, code)
 	assert.Contains(t, logs.String(), "reconcile requested")
 	assert.NotContains(t, logs.String(), hookToken)
+}
+
+// TestReceiverReplay: a signed delivery sent again, with its delivery id
+// or with a fresh one (the id header is not signed), is answered 200 and
+// requests no second reconcile; a new delivery still does.
+func TestReceiverReplay(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	for _, tc := range []struct {
+		name   string
+		header func(body, id string) http.Header
+	}{
+		{"github", func(body, id string) http.Header {
+			return headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body), "X-GitHub-Delivery", id)
+		}},
+		{"gitea", func(body, id string) http.Header {
+			return headers(GiteaEventHeader, "push", GiteaSignatureHeader, sign(hookToken, body), "X-Gitea-Delivery", id, "X-GitHub-Delivery", id)
+		}},
+		{"gitlab", func(_, id string) http.Header {
+			return headers(GitLabEventHeader, "Push Hook", GitLabTokenHeader, hookToken, "X-Gitlab-Event-UUID", id, "Idempotency-Key", id)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","forge":%q}`, sha, tc.name)
+			deliver := func(body, id string) int {
+				clearAnnotation(t, f)
+				code, status := f.do(t, hookRequest{"POST", f.path, tc.header(body, id), body})
+				require.Equal(t, 200, code, status)
+				return code
+			}
+			deliver(body, tc.name+"-1")
+			require.NotEmpty(t, f.annotation(t), "the first delivery requests a reconcile")
+
+			deliver(body, tc.name+"-1")
+			assert.Empty(t, f.annotation(t), "the same delivery again requests nothing")
+			deliver(body, tc.name+"-2")
+			assert.Empty(t, f.annotation(t), "the same signed body under a fresh delivery id requests nothing")
+
+			other := strings.Replace(body, `"forge"`, `"next":1,"forge"`, 1)
+			deliver(other, tc.name+"-3")
+			assert.NotEmpty(t, f.annotation(t), "a new delivery requests a reconcile")
+		})
+	}
+}
+
+// TestReplayMemoBounds: the memo holds at most its size, forgets entries
+// after its TTL, and forgets a delivery whose handling failed.
+func TestReplayMemoBounds(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	m := newReplayMemo(4, time.Hour)
+	k := func(i int) []string { return []string{fmt.Sprintf("k%d", i)} }
+	for i := range 10 {
+		require.True(t, m.begin(k(i), now))
+	}
+	assert.Equal(t, 4, m.len(), "bounded")
+	assert.False(t, m.begin(k(9), now), "recent entries are kept")
+	assert.True(t, m.begin(k(0), now), "the oldest were evicted")
+
+	assert.False(t, m.begin(k(0), now.Add(59*time.Minute)))
+	assert.True(t, m.begin(k(0), now.Add(61*time.Minute)), "forgotten after the TTL")
+
+	require.True(t, m.begin(k(20), now))
+	m.forget(k(20))
+	assert.True(t, m.begin(k(20), now), "a failed delivery is handled when it comes again")
+
+	keys := deliveryKeys("/hook/x", headers("X-GitHub-Delivery", "abc"), []byte("{}"))
+	assert.Len(t, keys, 2, "id and body digest")
+	assert.Len(t, deliveryKeys("/hook/x", http.Header{}, []byte("{}")), 1, "body digest alone without an id")
+}
+
+// TestReceiverMissingSecret: a GitRepository whose webhook Secret (or its
+// token key) is missing answers 404, exactly as a path that does not
+// exist, and has no side effect.
+func TestReceiverMissingSecret(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	body := `{"ref":"refs/heads/main"}`
+	h := headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body))
+	unknownCode, unknownBody := f.doBody(t, hookRequest{"POST", "/hook/" + strings.Repeat("0", 64), h, body})
+	require.Equal(t, 404, unknownCode)
+
+	ctx := context.Background()
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: "hook"}}
+	require.NoError(t, f.c.Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: "hook"},
+		Data: map[string][]byte{"other": []byte(hookToken)}}))
+	code, got := f.doBody(t, hookRequest{"POST", f.path, h, body})
+	assert.Equal(t, unknownCode, code, "no token key: %s", got)
+	assert.Equal(t, unknownBody, got)
+	assert.Empty(t, f.annotation(t))
+
+	require.NoError(t, f.c.Delete(ctx, sec))
+	code, got = f.doBody(t, hookRequest{"POST", f.path, h, body})
+	assert.Equal(t, unknownCode, code, "no Secret: %s", got)
+	assert.Equal(t, unknownBody, got)
+	assert.Empty(t, f.annotation(t))
+}
+
+// doBody is do returning the response body.
+func (f *hookFixture) doBody(t *testing.T, r hookRequest) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(r.method, f.url+r.path, strings.NewReader(r.body))
+	require.NoError(t, err)
+	for k, v := range r.h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }

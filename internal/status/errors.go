@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 var (
@@ -38,9 +39,10 @@ func (e *RateLimitedError) Error() string {
 const defaultRetryAfter = time.Minute
 
 // classify turns a non-2xx response into one of the package's errors. msg
-// is the forge's message; it never contains our token (callers redact).
-func classify(code int, h http.Header, msg string, now time.Time) error {
-	msg = strings.TrimSpace(msg)
+// is the forge's message, as the forge wrote it: classify scrubs it
+// (forgeText) with token, the one the request carried.
+func classify(code int, h http.Header, msg, token string, now time.Time) error {
+	msg = forgeText(msg, token)
 	if wait, limited := rateLimited(code, h, now); limited {
 		return &RateLimitedError{RetryAfter: wait, Message: fmt.Sprintf("HTTP %d %s", code, msg)}
 	}
@@ -90,6 +92,24 @@ func positive(d time.Duration) time.Duration {
 		return time.Second
 	}
 	return d
+}
+
+// maxForgeText bounds the forge's own words in an error, and so in a
+// condition, an event and a log line: a forge's error message is a line,
+// and the address may be any service the tenant names, whose error page
+// must not come back whole.
+const maxForgeText = 200
+
+// forgeText is a forge's message made safe to show: the token removed
+// (before cutting, so that no part of it survives a cut), control
+// characters and runs of white space folded into one space, and at most
+// maxForgeText characters.
+func forgeText(msg, token string) string {
+	msg = redact(msg, token)
+	msg = strings.Join(strings.FieldsFunc(msg, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r)
+	}), " ")
+	return truncateRunes(string([]rune(msg)), maxForgeText)
 }
 
 // redact removes the token from a message that may echo request data.

@@ -43,7 +43,7 @@ func TestClassify(t *testing.T) {
 		{"429 reset in the past", 429, hdr("RateLimit-Reset", "1"), nil, time.Second},
 	}
 	for _, tt := range tests {
-		err := classify(tt.code, tt.h, "msg", now)
+		err := classify(tt.code, tt.h, "msg", "", now)
 		var rl *RateLimitedError
 		switch {
 		case tt.wait > 0:
@@ -55,7 +55,7 @@ func TestClassify(t *testing.T) {
 		}
 	}
 	for _, code := range []int{400, 422, 500, 502, 503} {
-		err := classify(code, hdr(), "x", now)
+		err := classify(code, hdr(), "x", "", now)
 		var rl *RateLimitedError
 		if errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrNotFound) || errors.As(err, &rl) {
 			t.Errorf("%d should be a plain (transient) error, got %v", code, err)

@@ -99,7 +99,6 @@ func (g *giteaProvider) wrap(op string, resp *sdk.Response, err error) error {
 		// Transport error: no response, nothing that could hold the token.
 		return fmt.Errorf("gitea %s %s/%s: %w", op, g.owner, g.repo, err)
 	}
-	msg := redact(err.Error(), g.token)
 	return fmt.Errorf("gitea %s %s/%s: %w", op, g.owner, g.repo,
-		classify(resp.StatusCode, resp.Header, msg, time.Now()))
+		classify(resp.StatusCode, resp.Header, err.Error(), g.token, time.Now()))
 }

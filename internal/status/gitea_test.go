@@ -66,7 +66,7 @@ func giteaRepo(t *testing.T, token string) (Provider, string) {
 func giteaFor(t *testing.T, repository, token string) Provider {
 	t.Helper()
 	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
-		Repository: repository}, token, nil)
+		Repository: repository}, token, Options{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,19 +85,19 @@ func (g *githubProvider) wrap(op string, resp *gh.Response, err error) error {
 	case errors.As(err, &rl):
 		// Also returned without a request while the known quota is spent.
 		return fmt.Errorf("%s: %w", where, &RateLimitedError{
-			RetryAfter: positive(time.Until(rl.Rate.Reset.Time)), Message: redact(rl.Message, g.token)})
+			RetryAfter: positive(time.Until(rl.Rate.Reset.Time)), Message: forgeText(rl.Message, g.token)})
 	case errors.As(err, &abuse):
 		wait := defaultRetryAfter
 		if abuse.RetryAfter != nil {
 			wait = positive(*abuse.RetryAfter)
 		}
-		return fmt.Errorf("%s: %w", where, &RateLimitedError{RetryAfter: wait, Message: redact(abuse.Message, g.token)})
+		return fmt.Errorf("%s: %w", where, &RateLimitedError{RetryAfter: wait, Message: forgeText(abuse.Message, g.token)})
 	}
 	var er *gh.ErrorResponse
 	if resp == nil || resp.Response == nil || !errors.As(err, &er) {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	return fmt.Errorf("%s: %w", where, classify(resp.StatusCode, resp.Header, redact(errorText(er), g.token), time.Now()))
+	return fmt.Errorf("%s: %w", where, classify(resp.StatusCode, resp.Header, errorText(er), g.token, time.Now()))
 }
 
 // errorText is GitHub's message with its field errors, without the URL.

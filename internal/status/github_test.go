@@ -111,7 +111,7 @@ func githubCombined(f *fakeForge, w http.ResponseWriter, r *http.Request, sha st
 func newGitHubForTest(t *testing.T) (*fakeForge, Provider) {
 	f := newFakeForge(t, "/api/v3", "acme/app", githubAPI)
 	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Address: f.srv.URL,
-		Repository: "acme/app"}, testToken, nil)
+		Repository: "acme/app"}, testToken, Options{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestGitHubDefaultAddressIsAPIGitHubCom(t *testing.T) {
 		r.URL.Scheme, r.URL.Host = target.Scheme, target.Host
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Repository: "acme/app"}, testToken, client)
+	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Repository: "acme/app"}, testToken, Options{HTTP: client})
 	if err != nil {
 		t.Fatal(err)
 	}

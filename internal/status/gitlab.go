@@ -126,10 +126,10 @@ func (g *gitlabProvider) do(ctx context.Context, method, path string, in, out an
 	}
 	if resp.StatusCode/100 == 3 {
 		return nil, fmt.Errorf("HTTP %d redirect to %q not followed: set the address to the forge's final URL",
-			resp.StatusCode, resp.Header.Get("Location"))
+			resp.StatusCode, forgeText(resp.Header.Get("Location"), g.token))
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, classify(resp.StatusCode, resp.Header, redact(gitlabMessage(data), g.token), time.Now())
+		return nil, classify(resp.StatusCode, resp.Header, gitlabMessage([]byte(redact(string(data), g.token))), g.token, time.Now())
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -168,7 +168,8 @@ func gitlabMessage(data []byte) string {
 		Error   string `json:"error"`
 	}
 	if json.Unmarshal(data, &body) != nil {
-		return strconv.Quote(truncateRunes(string(data), 200))
+		// Not an API answer (the caller removed the token; classify cuts).
+		return strconv.Quote(truncateRunes(string(data), maxForgeText))
 	}
 	if body.Message != nil {
 		if s, ok := body.Message.(string); ok {

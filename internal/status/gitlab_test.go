@@ -93,7 +93,7 @@ func gitlabList(f *fakeForge, w http.ResponseWriter, r *http.Request, sha string
 func newGitLabForTest(t *testing.T) (*fakeForge, Provider) {
 	f := newFakeForge(t, "/api/v4", "group%2Fsub%2Fapp", gitlabAPI)
 	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "gitlab", Address: f.srv.URL + "/",
-		Repository: "group/sub/app"}, testToken, nil)
+		Repository: "group/sub/app"}, testToken, Options{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +186,11 @@ func TestNewProviderRejectsBadSpecs(t *testing.T) {
 		{Provider: "gitlab", Repository: ""},
 	}
 	for _, spec := range bad {
-		if _, err := NewProvider(spec, "t", nil); err == nil {
+		if _, err := NewProvider(spec, "t", Options{}); err == nil {
 			t.Errorf("NewProvider(%+v) succeeded", spec)
 		}
 	}
-	if _, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "gitlab", Repository: "42"}, "t", nil); err != nil {
+	if _, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "gitlab", Repository: "42"}, "t", Options{}); err != nil {
 		t.Errorf("numeric GitLab project id: %v", err)
 	}
 }

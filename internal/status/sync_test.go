@@ -77,7 +77,7 @@ func TestSyncAfterLostResponseDoesNotDuplicate(t *testing.T) {
 		}
 		githubAPI(f, w, r)
 	})
-	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Address: f.srv.URL, Repository: "acme/app"}, testToken, nil)
+	p, err := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Address: f.srv.URL, Repository: "acme/app"}, testToken, Options{AllowInsecureHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestSyncStopsWhenRateLimitedAndKeepsAcknowledged(t *testing.T) {
 		}
 		githubAPI(ff, w, r)
 	})
-	p, _ := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Address: limited.srv.URL, Repository: "acme/app"}, testToken, nil)
+	p, _ := NewProvider(v1alpha1.CommitStatusSpec{Provider: "github", Address: limited.srv.URL, Repository: "acme/app"}, testToken, Options{AllowInsecureHTTP: true})
 	recs, err := Sync(ctx, p, desiredSet())
 	var rl *RateLimitedError
 	if !errors.As(err, &rl) || rl.RetryAfter.Seconds() != 12 {

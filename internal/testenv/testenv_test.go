@@ -120,6 +120,18 @@ func TestInvalidObjectsRejected(t *testing.T) {
 			gitRepository("refs", `{url: "https://h/r.git", ref: {branch: main, tag: v1}}`)},
 		{"bad interval", "spec.interval in body should match",
 			gitRepository("interval", `{url: "https://h/r.git", interval: "soon"}`)},
+		{"interval of 1ms", "spec.interval: Invalid value: \"1ms\": interval must be at least 10s",
+			gitRepository("interval-1ms", `{url: "https://h/r.git", interval: 1ms}`)},
+		{"interval just under the bound", "interval must be at least 10s",
+			gitRepository("interval-9s", `{url: "https://h/r.git", interval: 9.9s}`)},
+		{"timeout of 1ms", "spec.timeout: Invalid value: \"1ms\": timeout must be between 1s and 5m",
+			gitRepository("timeout-1ms", `{url: "https://h/r.git", timeout: 1ms}`)},
+		{"timeout of an hour", "timeout must be between 1s and 5m",
+			gitRepository("timeout-1h", `{url: "https://h/r.git", timeout: 1h}`)},
+		{"@every schedule of 1s", "spec.schedule: Invalid value: \"@every 1s\": an @every schedule must be at least 10s",
+			gitRepository("every-1s", `{url: "https://h/r.git", schedule: "@every 1s"}`)},
+		{"@every schedule with a zone", "an @every schedule must be at least 10s",
+			gitRepository("every-tz", `{url: "https://h/r.git", schedule: "CRON_TZ=UTC @every 500ms"}`)},
 		{"unknown promotion mode", `Unsupported value: "Sometimes"`,
 			fbgd("promo", strings.Replace(validFBGD, "Manual", "Sometimes", 1))},
 		{"template without job", "spec.template.spec.job: Required value",
@@ -133,6 +145,20 @@ func TestInvalidObjectsRejected(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// TestDurationBounds: the bounds of interval, timeout and @every schedules
+// are those of the API types, inclusive.
+func TestDurationBounds(t *testing.T) {
+	ctx := context.Background()
+	for name, spec := range map[string]string{
+		"bounds-min":    fmt.Sprintf(`{url: "https://h/r.git", interval: %s, timeout: %s}`, v1alpha1.MinInterval, v1alpha1.MinTimeout),
+		"bounds-max":    fmt.Sprintf(`{url: "https://h/r.git", interval: 24h, timeout: %s}`, v1alpha1.MaxTimeout),
+		"bounds-every":  fmt.Sprintf(`{url: "https://h/r.git", schedule: "@every %s"}`, v1alpha1.MinInterval),
+		"bounds-hourly": `{url: "https://h/r.git", schedule: "CRON_TZ=Europe/Berlin @hourly"}`,
+	} {
+		require.NoError(t, env.Client.Create(ctx, gitRepository(name, spec)), name)
 	}
 }
 

@@ -35,8 +35,13 @@ type Options struct {
 	Inventory *v1alpha1.Inventory
 	// Source is <namespace>/<name> of the GitRepository. Every object is
 	// stamped with it (bggitops.dev/source); prune deletes only objects
-	// whose annotation equals it.
+	// whose annotation equals it, and an existing object stamped with
+	// another source, or with none, is not taken over (see
+	// v1alpha1.AdoptAnnotation).
 	Source string
+	// Confined limits the set to namespaced objects in Namespace: any other
+	// object is rejected before anything is written.
+	Confined bool
 	// Check, when set, looks further than the dry-run: it is called with
 	// the dry-run result of every object that the Apply would create or
 	// change, after the dry-runs and before any write, with the client of
@@ -117,6 +122,14 @@ func (a *Applier) newClient(cfg *rest.Config, hc *http.Client) (client.Client, e
 	return c, nil
 }
 
+// ClientFor returns a client that acts as ServiceAccount serviceAccount of
+// namespace, or as the Applier's own user when serviceAccount is empty.
+// Clients are created once per ServiceAccount; they read the API server
+// directly (no cache).
+func (a *Applier) ClientFor(namespace, serviceAccount string) (client.Client, error) {
+	return a.clientFor(Options{Namespace: namespace, ServiceAccountName: serviceAccount})
+}
+
 // clientFor returns the client that acts for o: the Applier's own user, or
 // the impersonated ServiceAccount.
 func (a *Applier) clientFor(o Options) (client.Client, error) {
@@ -157,11 +170,11 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err != nil {
 		return res, err
 	}
-	set, err := a.prepare(objs, o.Source)
+	set, err := a.prepare(objs, o)
 	if err != nil {
 		return res, err
 	}
-	r := &run{c: c, memo: a.memo, check: o.Check}
+	r := &run{c: c, memo: a.memo, check: o.Check, source: o.Source, owned: inventoryIDs(o.Inventory)}
 	if err := r.applyStaged(ctx, set); err != nil {
 		res.Changes = r.changes
 		res.Inventory = mergeInventory(o.Inventory, r.written)

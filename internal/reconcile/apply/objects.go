@@ -32,18 +32,21 @@ type item struct {
 // known (or same-set CRD) kind, namespaced kinds have a namespace,
 // cluster-scoped ones lose a stray namespace, and no identity repeats. It
 // stamps the source annotation where it is missing and returns the set in
-// apply order.
-func (a *Applier) prepare(objs []*unstructured.Unstructured, source string) ([]*item, error) {
+// apply order. A confined set holds only objects of its own namespace.
+func (a *Applier) prepare(objs []*unstructured.Unstructured, o Options) ([]*item, error) {
 	scopes := objects.CRDScopes(objs)
 	var errs []error
 	set := make([]*item, 0, len(objs))
 	for i, in := range objs {
 		it, err := a.newItem(in, scopes)
+		if err == nil {
+			err = confine(it, o)
+		}
 		if err != nil {
 			errs = append(errs, objectError(i, in, err))
 			continue
 		}
-		objects.Stamp(it.obj, "", source)
+		objects.Stamp(it.obj, "", o.Source)
 		set = append(set, it)
 	}
 	errs = append(errs, duplicates(set)...)

@@ -28,9 +28,13 @@ const establishTimeout = time.Minute
 
 // run is the state of one Apply.
 type run struct {
-	c        client.Client
-	memo     *syncMemo
-	check    func(context.Context, client.Client, *unstructured.Unstructured) error
+	c     client.Client
+	memo  *syncMemo
+	check func(context.Context, client.Client, *unstructured.Unstructured) error
+	// source is this Apply's source annotation; owned the IDs of its
+	// inventory. Existing objects of neither are not taken over.
+	source   string
+	owned    map[string]bool
 	changes  []Change
 	written  []v1alpha1.ObjectRef
 	unpruned []v1alpha1.ObjectRef
@@ -66,6 +70,7 @@ func (r *run) verdict(ctx context.Context, errs []error, plans ...[]*plan) error
 	for _, ps := range plans {
 		all = append(all, ps...)
 	}
+	errs = append(errs, r.foreign(all)...)
 	rejected, transient := r.runCheck(ctx, all)
 	if err := joinObjectErrors(append(errs, rejected...)); err != nil {
 		return err

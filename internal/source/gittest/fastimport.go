@@ -9,6 +9,7 @@ package gittest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -56,4 +57,71 @@ func touched(commit, files int) []int {
 		fs = append(fs, (commit*7+i*31)%files)
 	}
 	return fs
+}
+
+// File is a file for ImportCommit, its content streamed from Content.
+type File struct {
+	Path    string
+	Size    int64
+	Content io.Reader
+}
+
+// Zeros is a file of size zero bytes: it compresses about a thousandfold,
+// the shape of a small repository that checks out into a huge file.
+func Zeros(path string, size int64) File {
+	return File{Path: path, Size: size, Content: io.LimitReader(zeroReader{}, size)}
+}
+
+// Text is a small file with the given content.
+func Text(path, content string) File {
+	return File{Path: path, Size: int64(len(content)), Content: strings.NewReader(content)}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// ImportCommit commits files as a new root commit on branch of the bare
+// repository with git fast-import, streaming their content (a file of
+// hundreds of MiB never sits in memory); it returns the commit SHA.
+func ImportCommit(tb testing.TB, bare, branch string, files ...File) string {
+	tb.Helper()
+	cmd := exec.Command("git", "fast-import", "--quiet", "--force")
+	cmd.Dir = bare
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	werr := func() error {
+		defer in.Close()
+		const msg = "import\n"
+		if _, err := fmt.Fprintf(in, "reset refs/heads/%s\ncommit refs/heads/%s\ncommitter Test <test@example.com> 1700000000 +0000\ndata %d\n%s",
+			branch, branch, len(msg), msg); err != nil {
+			return err
+		}
+		for _, f := range files {
+			if _, err := fmt.Fprintf(in, "M 644 inline %s\ndata %d\n", f.Path, f.Size); err != nil {
+				return err
+			}
+			if _, err := io.CopyN(in, f.Content, f.Size); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(in, "\n"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	if err := cmd.Wait(); err != nil || werr != nil {
+		tb.Fatalf("git fast-import: %v %v: %s", err, werr, out.String())
+	}
+	return Git(tb, bare, "rev-parse", "refs/heads/"+branch)
 }

@@ -44,6 +44,8 @@ func (s *HTTPServer) UploadPacks() int64 { return s.uploadPacks.Load() }
 type HTTPOptions struct {
 	TLS                       bool
 	Username, Password, Token string
+	// Wrap, when set, wraps the git handler (a server that misbehaves).
+	Wrap func(http.Handler) http.Handler
 }
 
 // ServeHTTP starts a smart-HTTP server for root on 127.0.0.1.
@@ -69,12 +71,16 @@ func ServeHTTP(tb testing.TB, root string, o HTTPOptions) *HTTPServer {
 		s.count(r)
 		backend.ServeHTTP(w, r)
 	})
+	var hh http.Handler = h
+	if o.Wrap != nil {
+		hh = o.Wrap(h)
+	}
 	var srv *httptest.Server
 	if o.TLS {
-		srv = httptest.NewTLSServer(h)
+		srv = httptest.NewTLSServer(hh)
 		s.CABundle = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	} else {
-		srv = httptest.NewServer(h)
+		srv = httptest.NewServer(hh)
 	}
 	tb.Cleanup(srv.Close)
 	s.URL = srv.URL

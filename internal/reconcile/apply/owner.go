@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"errors"
+	"fmt"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// ErrOwnedElsewhere: the object exists in the cluster and was not created
+// by this GitRepository, which may not take it over.
+var ErrOwnedElsewhere = errors.New("not created by this GitRepository")
+
+// ErrOutsideNamespace: a confined Apply may write only namespaced objects
+// in its own namespace.
+var ErrOutsideNamespace = errors.New("outside the GitRepository's namespace")
+
+// confine refuses an object a confined Apply may not write: cluster-scoped
+// kinds and objects of other namespaces.
+func confine(it *item, o Options) error {
+	if !o.Confined {
+		return nil
+	}
+	if !it.namespaced {
+		return fmt.Errorf("%w: a GitRepository in namespace %s may apply only namespaced objects of its own namespace; "+
+			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, o.Namespace)
+	}
+	if ns := it.obj.GetNamespace(); ns != o.Namespace {
+		return fmt.Errorf("%w: namespace %s is not %s, the GitRepository's; "+
+			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, ns, o.Namespace)
+	}
+	return nil
+}
+
+// foreign returns an ObjectError for every plan that would change an
+// existing object this GitRepository did not create: one stamped with
+// another source is never taken over; one without a source (made by hand
+// or by another tool) only when the object in Git says so
+// (bggitops.dev/adopt: enabled) or it is in the inventory. An unchanged
+// plan already carries this source: its stamps match.
+func (r *run) foreign(plans []*plan) []error {
+	if r.source == "" {
+		return nil
+	}
+	var errs []error
+	for _, p := range plans {
+		if p.live == nil || p.action == ActionUnchanged {
+			continue
+		}
+		if err := r.ownedElsewhere(p); err != nil {
+			errs = append(errs, &ObjectError{ID: p.id, Err: err})
+		}
+	}
+	return errs
+}
+
+func (r *run) ownedElsewhere(p *plan) error {
+	owner := p.live.GetAnnotations()[v1alpha1.SourceAnnotation]
+	switch {
+	case owner == r.source, r.owned[p.meta.String()]:
+		return nil
+	case owner != "":
+		return fmt.Errorf("%w: it belongs to GitRepository %s (annotation %s); an object has one source: remove it from one of the repositories",
+			ErrOwnedElsewhere, owner, v1alpha1.SourceAnnotation)
+	case p.obj.GetAnnotations()[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptEnabledValue:
+		return nil
+	}
+	return fmt.Errorf("%w: it exists without a source (made by hand or by another tool); to take it over, annotate it in Git with %s: %s",
+		ErrOwnedElsewhere, v1alpha1.AdoptAnnotation, v1alpha1.AdoptEnabledValue)
+}
+
+// inventoryIDs is the set of IDs of inv.
+func inventoryIDs(inv *v1alpha1.Inventory) map[string]bool {
+	out := map[string]bool{}
+	if inv != nil {
+		for _, e := range inv.Entries {
+			out[e.ID] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
+	"bggitops.dev/bg-gitops/internal/source"
+)
+
+func startControllerWithOptions(t *testing.T, ns string, o reconcile.Options) {
+	t.Helper()
+	o.CacheDir, o.Concurrent = t.TempDir(), 2
+	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Namespace: ns, Controllers: &o})
+	require.NoError(t, err)
+	t.Cleanup(mgr.Stop)
+}
+
+// TestInsecureGitURLStalls: without --allow-insecure-http, an http:// URL
+// with a Secret is refused before anything is sent to the server.
+func TestInsecureGitURLStalls(t *testing.T) {
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	f.waitCondition(v1alpha1.StalledCondition, "--allow-insecure-http")
+	c := apimeta.FindStatusCondition(f.get().Status.Conditions, v1alpha1.FetchFailedCondition)
+	require.NotNil(t, c)
+	assert.Equal(t, source.ReasonURLNotAllowed, c.Reason)
+	assert.NotContains(t, c.Message, "s3cr3t-pass")
+	assert.Zero(t, f.srv.Listings(), "the credentials were never sent")
+	assert.False(t, configMapExists(ns, "a"))
+}
+
+// TestGitLimitStalls: a repository over a limit is Stalled with the limit
+// named, and nothing of it is applied.
+func TestGitLimitStalls(t *testing.T) {
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true, GitLimits: source.Limits{MaxFileBytes: 64 << 10}})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1"),
+		"big.bin": strings.Repeat("0", 100<<10)})
+	f.create("s3cr3t-pass")
+	f.waitCondition(v1alpha1.StalledCondition, "file size limit (--git-max-file-size=64Ki)")
+	c := apimeta.FindStatusCondition(f.get().Status.Conditions, v1alpha1.FetchFailedCondition)
+	require.NotNil(t, c)
+	assert.Equal(t, source.ReasonLimitExceeded, c.Reason)
+	assert.False(t, configMapExists(ns, "a"))
+}

@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+)
+
+// TestGitRepositoryIsConfinedToItsNamespace: without
+// --cluster-wide-namespaces, a GitRepository that points targetNamespace
+// at another tenant's namespace applies nothing there, and says why.
+func TestGitRepositoryIsConfinedToItsNamespace(t *testing.T) {
+	ns, victim := newNamespace(t), newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.TargetNamespace = victim })
+	c := f.waitCondition(v1alpha1.ApplyFailedCondition, "outside the GitRepository's namespace")
+	assert.Contains(t, c.Message, "ConfigMap/"+victim+"/a")
+	assert.Contains(t, c.Message, "--cluster-wide-namespaces")
+	assert.False(t, configMapExists(victim, "a"), "nothing was written into the other namespace")
+}
+
+// TestClusterWideNamespaceMayApplyElsewhere: a namespace the admin lists
+// may apply into others.
+func TestClusterWideNamespaceMayApplyElsewhere(t *testing.T) {
+	ns, other := newNamespace(t), newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true,
+		Tenancy: reconcile.Tenancy{ClusterWideNamespaces: []string{ns}}})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.TargetNamespace = other })
+	f.waitApplied(rev)
+	assert.True(t, configMapExists(other, "a"))
+}
+
+// TestDefaultServiceAccountIsImpersonated: with --default-service-account,
+// a GitRepository without serviceAccountName applies as that account of
+// its own namespace, not as the controller.
+func TestDefaultServiceAccountIsImpersonated(t *testing.T) {
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true,
+		Tenancy: reconcile.Tenancy{DefaultServiceAccount: "tenant-applier"}})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	c := f.waitCondition(v1alpha1.ApplyFailedCondition, "forbidden")
+	assert.Contains(t, c.Message, "system:serviceaccount:"+ns+":tenant-applier")
+	assert.False(t, configMapExists(ns, "a"))
+}
+
+// TestRequireServiceAccountStalls: with --require-service-account and no
+// default, a GitRepository without serviceAccountName is Stalled and
+// applies nothing with the controller's identity.
+func TestRequireServiceAccountStalls(t *testing.T) {
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true,
+		Tenancy: reconcile.Tenancy{RequireServiceAccount: true}})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	c := f.waitCondition(v1alpha1.StalledCondition, "spec.serviceAccountName is required")
+	assert.Equal(t, "ServiceAccountRequired", c.Reason)
+	assert.False(t, configMapExists(ns, "a"))
+}
+
+// grant binds a Role with rules to ServiceAccount sa of ns.
+func grant(t *testing.T, ns, sa, name string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, env.Client.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules}))
+	require.NoError(t, env.Client.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}}}))
+}
+
+// TestChildrenAreCreatedWithTheApplyingIdentity: the FlinkDeployments of a
+// FlinkBlueGreenDeployment are written as the ServiceAccount that applied
+// it, not as the controller: an account that may create the parent but
+// not FlinkDeployments gets a failed rollout naming it, and nothing runs.
+func TestChildrenAreCreatedWithTheApplyingIdentity(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true})
+	require.NoError(t, env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}}))
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	grant(t, ns, "deployer", "parents", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"flinkbluegreendeployments"}, Verbs: all})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "job.yaml"), "job.yaml": fbgdManifest("flink:1.20.0", "")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.ServiceAccountName = "deployer" })
+	f.waitApplied(rev)
+
+	eventually(t, ns, "rollout refused", func() bool {
+		return strings.Contains(getFBGD(t, ns, "job").Status.Error, "system:serviceaccount:"+ns+":deployer")
+	})
+	_, ok := child(ns, "job-blue")
+	assert.False(t, ok, "no child was created with the controller's identity")
+
+	grant(t, ns, "deployer", "children", rbacv1.PolicyRule{APIGroups: []string{"flink.apache.org"},
+		Resources: []string{"flinkdeployments", "flinkstatesnapshots"}, Verbs: all})
+	annotate(t, ns, "job", v1alpha1.RetryRequestedAtAnnotation)
+	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+}

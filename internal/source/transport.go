@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// maxAdvertisementBytes bounds the ref advertisement of a server (the
+// answer to ls-remote and the start of every fetch), which go-git keeps in
+// memory whole: 16 MiB is some 200,000 refs.
+const maxAdvertisementBytes = 16 << 20
+
+// go-git reads some http responses whole into memory before any limit of
+// ours could see them: the ref advertisement, and the body of an error
+// response. So every http(s) request of go-git in this process goes
+// through boundedTransport, which cuts each response body at the limit of
+// the fetch that made it (found in the request's context). Requests made
+// outside a Fetch or List (no limits in the context) go out unchanged.
+func init() {
+	c := githttp.NewClient(&http.Client{Transport: boundedTransport{}})
+	client.InstallProtocol("http", c)
+	client.InstallProtocol("https", c)
+}
+
+// httpFetch is what boundedTransport needs to know about one Fetch.
+type httpFetch struct {
+	// transport trusts the fetch's CA bundle, or is http.DefaultTransport.
+	transport http.RoundTripper
+	own       *http.Transport // transport when made for this fetch
+	maxPack   int64           // Limits.MaxFetchBytes; 0: no limit
+	remote    string          // scrubbed URL, for messages
+	// hit is the limit a response ran into: go-git may wrap the error in
+	// a way errors.As cannot see through, so Fetch reports this one.
+	hit atomic.Pointer[Error]
+}
+
+type httpFetchKey struct{}
+
+// withHTTPLimits puts the http settings of o into ctx (unless an outer
+// Fetch already did). CA bundles are handled here and never handed to
+// go-git, which could only apply them to an *http.Transport of its own.
+// done releases what it set up.
+func withHTTPLimits(ctx context.Context, o Options) (_ context.Context, _ *httpFetch, done func(), _ error) {
+	if f, ok := ctx.Value(httpFetchKey{}).(*httpFetch); ok {
+		return ctx, f, func() {}, nil
+	}
+	f := &httpFetch{transport: http.DefaultTransport, maxPack: o.Limits.effective().MaxFetchBytes, remote: scrubURLs(o.URL)}
+	if ca := o.Auth.caBundle(); len(ca) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(ca) {
+			return ctx, nil, nil, &Error{Reason: ReasonTLS, Message: fmt.Sprintf("caFile in %s holds no PEM certificate", o.Auth.secretDesc())}
+		}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		f.transport, f.own = t, t
+	}
+	return context.WithValue(ctx, httpFetchKey{}, f), f, func() {
+		if f.own != nil {
+			f.own.CloseIdleConnections()
+		}
+	}, nil
+}
+
+// cause is err, or the response limit the fetch ran into.
+func (f *httpFetch) cause(err error) error {
+	if err == nil || f == nil {
+		return err
+	}
+	if h := f.hit.Load(); h != nil {
+		return h
+	}
+	return err
+}
+
+// bodyLimit is how much of a response to req may be read, and the error
+// past it. A GET is the ref advertisement (or an error page); a POST
+// carries the pack, plus the protocol around it (sideband framing,
+// shallow lines, acknowledgements): stagedPack names the pack's limit
+// precisely, this is the backstop for everything else.
+func (f *httpFetch) bodyLimit(req *http.Request) (int64, *Error) {
+	if req.Method == http.MethodGet {
+		return maxAdvertisementBytes, &Error{Reason: ReasonLimitExceeded, sentinel: ErrLimitExceeded, Message: fmt.Sprintf(
+			"listing refs of %s: the server sent more than %s of refs: %v (a fixed limit, some 200,000 refs)",
+			f.remote, humanSize(maxAdvertisementBytes), ErrLimitExceeded)}
+	}
+	if f.maxPack <= 0 {
+		return 0, nil
+	}
+	max := f.maxPack + f.maxPack/64 + 1<<20
+	e, _ := limitErr(fmt.Sprintf("fetching %s: the server sent more than %s", f.remote, humanSize(max)),
+		"fetch size limit", f.maxPack, FlagMaxFetchSize).(*Error)
+	return max, e
+}
+
+type boundedTransport struct{}
+
+func (boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	f, _ := req.Context().Value(httpFetchKey{}).(*httpFetch)
+	if f == nil {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	resp, err := f.transport.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	if max, e := f.bodyLimit(req); max > 0 {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: max, f: f, err: e}
+	}
+	return resp, nil
+}
+
+// boundedBody fails a read past its limit, and remembers why.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+	f    *httpFetch
+	err  *Error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		b.f.hit.CompareAndSwap(nil, b.err)
+		return 0, b.err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
