@@ -11,7 +11,9 @@ status=0
 "$bin/gotestsum" --format pkgname-and-test-fails --format-hide-empty-pkg --jsonfile "$json" -- "$@" || status=$?
 count() { grep '"Test":' "$json" | grep -c "\"Action\":\"$1\"" || true; }
 passed=$(count pass) failed=$(count fail) skipped=$(count skip)
-echo "tests: $passed passed, $failed failed, $skipped skipped"
+# A package that does not build or fails outside a test has no failed test.
+pkgfailed=$(grep -v '"Test":' "$json" | grep -c '"Action":"fail"' || true)
+echo "tests: $passed passed, $failed failed, $skipped skipped; packages failed: $pkgfailed"
 if [ "$skipped" -gt 0 ]; then
   grep '"Test":' "$json" | grep '"Action":"skip"' | sed -E 's/.*"Package":"([^"]*)".*"Test":"([^"]*)".*/  skipped: \1 \2/'
   case "${CI:-}" in
