@@ -64,7 +64,9 @@ func (w *world) startController(t *testing.T, name string, a controllerArgs) *co
 		"--metrics-bind-address", p.metricsAddr, "--health-probe-bind-address", p.probe,
 		"--receiver-bind-address", p.receiver, "--pprof-bind-address", p.pprof,
 		"--cache-dir", filepath.Join(dir, "cache"),
-		"--leader-elect=" + strconv.FormatBool(a.leaderElect)}
+		"--leader-elect=" + strconv.FormatBool(a.leaderElect),
+		// A local setup: Gitea and git over plain HTTP on the loopback.
+		"--allow-insecure-http", "--allow-file-urls"}
 	if a.leaseNS != "" {
 		args = append(args, "--leader-election-namespace", a.leaseNS)
 	}
