@@ -153,6 +153,11 @@ func state(t testing.TB, ns, name string, bg v1alpha1.BlueGreenState, job v1alph
 // and the active child of an ACTIVE_* state is never suspended.
 func checkInvariants(t testing.TB, ns string) {
 	t.Helper()
+	// Parents first: a status that shows a generation observed was written
+	// after that generation's children, so children read later are at
+	// least as new (checkActiveNotSuspended relies on it).
+	parents := &v1alpha1.FlinkBlueGreenDeploymentList{}
+	require.NoError(t, env.Client.List(context.Background(), parents, client.InNamespace(ns)))
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
@@ -175,7 +180,7 @@ func checkInvariants(t testing.TB, ns string) {
 		}
 		require.LessOrEqualf(t, total, 2, "%s has %d children", owner, total)
 	}
-	checkActiveNotSuspended(t, ns, list.Items)
+	checkActiveNotSuspended(t, parents.Items, list.Items)
 }
 
 // checkActiveNotSuspended: once the controller has acted on a parent's
@@ -183,11 +188,9 @@ func checkInvariants(t testing.TB, ns string) {
 // runs unless the spec itself asks for a suspended job. Children are
 // applied before the parent's status is written, so a status that shows
 // the generation observed implies the child already carries its spec.
-func checkActiveNotSuspended(t testing.TB, ns string, children []unstructured.Unstructured) {
+func checkActiveNotSuspended(t testing.TB, parents []v1alpha1.FlinkBlueGreenDeployment, children []unstructured.Unstructured) {
 	t.Helper()
-	parents := &v1alpha1.FlinkBlueGreenDeploymentList{}
-	require.NoError(t, env.Client.List(context.Background(), parents, client.InNamespace(ns)))
-	for _, p := range parents.Items {
+	for _, p := range parents {
 		st := p.Status
 		if !st.BlueGreenState.Active() || st.ObservedGeneration != p.Generation || p.Spec.Template.Spec.Suspended() {
 			continue

@@ -235,16 +235,18 @@ func TestBadInputsRenderNothing(t *testing.T) {
 			"app/kustomization.yaml": "generators:\n  - gen.yaml\n",
 			"app/gen.yaml":           "apiVersion: someteam.example.com/v1\nkind: SecretsFromVault\nmetadata:\n  name: x\n",
 		},
-		msg: []string{"kustomize build app:"},
+		msg: []string{"kustomize build app:", "external plugins disabled"},
 	}, {
 		name: "KRM exec function",
 		path: "app",
 		files: map[string]string{
 			"app/kustomization.yaml": "transformers:\n  - fn.yaml\n",
 			"app/fn.yaml": "apiVersion: example.com/v1\nkind: Fn\nmetadata:\n  name: x\n  annotations:\n" +
-				"    config.kubernetes.io/function: |\n      exec:\n        path: /bin/sh\n",
+				"    config.kubernetes.io/function: |\n      exec:\n        path: /bin/cat\n",
 		},
-		msg: []string{"kustomize build app:"},
+		// /bin/cat would succeed as a function (it echoes its input):
+		// only the refusal makes this build fail.
+		msg: []string{"kustomize build app:", "external plugins disabled"},
 	}, {
 		name: "helm chart",
 		path: "app",
