@@ -220,13 +220,23 @@ func testControllerLeaderElection(t *testing.T, env *testenv.Env) {
 
 	// Stop the leader (SIGTERM): it releases the Lease on the way out and
 	// the follower takes over.
+	// stop returns once the process has exited, and the manager releases
+	// the Lease before it returns (LeaderElectionReleaseOnCancel): read at
+	// once, the Lease is free, or already the follower's. Without the
+	// release it would name the leader until its 15 s lease ran out.
 	require.NoError(t, a.stop(syscall.SIGTERM, 60*time.Second))
+	require.True(t, a.exited())
 	assert.Equal(t, 0, a.exitCode, "the leader exits cleanly")
+	released := leaseHolder(t, env, ns)
+	assert.NotEqual(t, holderA, released, "the leader released the Lease before it exited")
 	var holderB string
 	b.until(t, processTimeout, "controller-b holds the Lease", func() bool {
 		holderB = leaseHolder(t, env, ns)
 		return holderB != "" && holderB != holderA && b.leader(t)
 	})
+	if released != "" {
+		assert.Equal(t, holderB, released, "right after the leader's exit the Lease is free or the follower's")
+	}
 
 	// A change made after the leader is gone is reconciled: the new leader
 	// rolls it out.

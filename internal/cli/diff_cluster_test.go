@@ -9,6 +9,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,6 +24,8 @@ import (
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/review"
 )
+
+var driftRuns atomic.Int32
 
 func clusterDiff(t *testing.T, r *prRepo, kubeconfig string) (int, *review.Report) {
 	t.Helper()
@@ -48,14 +52,21 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	env := cluster(t)
 	ctx := context.Background()
 	r := newPRRepo(t)
+	// The cluster is shared by the package and outlives a run: the overlay's
+	// namespace is made unique so that -count=2 starts from a fresh one.
+	ns := fmt.Sprintf("flink-production-%d", driftRuns.Add(1))
+	r.git("checkout", "-q", "main")
+	r.replace(prPath+"/kustomization.yaml", "namespace: flink-production", "namespace: "+ns)
+	r.replace(prPath+"/namespace.yaml", "name: flink-production", "name: "+ns)
+	r.commit("namespace of this run")
 
 	code, rep := clusterDiff(t, r, env.Kubeconfig)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "cluster", rep.Base.Ref)
 	assert.Equal(t, map[string]review.Change{
-		"Namespace flink-production": review.Added, "ConfigMap flink-production/state-machine-config": review.Added,
-		"Secret flink-production/state-machine-kafka":             review.Added,
-		"FlinkBlueGreenDeployment flink-production/state-machine": review.Added,
+		"Namespace " + ns: review.Added, "ConfigMap " + ns + "/state-machine-config": review.Added,
+		"Secret " + ns + "/state-machine-kafka":             review.Added,
+		"FlinkBlueGreenDeployment " + ns + "/state-machine": review.Added,
 	}, changes(rep))
 
 	objs, _, err := render.BuildRef(r.dir, "main", prPath, render.Options{Revision: "main@sha1:1", Source: "x/y"})
@@ -67,11 +78,11 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	assert.Equal(t, 0, code, "applied objects, status and stamps do not count: %+v", rep.Objects)
 
 	cm := &corev1.ConfigMap{}
-	key := types.NamespacedName{Namespace: "flink-production", Name: "state-machine-config"}
+	key := types.NamespacedName{Namespace: ns, Name: "state-machine-config"}
 	require.NoError(t, env.Client.Get(ctx, key, cm))
 	cm.Data["ALERT_THRESHOLD"] = "5"
 	require.NoError(t, env.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit")))
-	p := getFBGD(t, env, "flink-production", "state-machine")
+	p := getFBGD(t, env, ns, "state-machine")
 	p.Spec.Template.Spec.Image = "flink:hand-edited"
 	require.NoError(t, env.Client.Update(ctx, p, client.FieldOwner("kubectl-edit")))
 

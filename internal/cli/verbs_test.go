@@ -214,8 +214,10 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond)
 	eventually(t, "savepoint failure", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
 
+	// Exit 3 is also what a timeout gives: the message tells them apart.
 	res := runCLI(t, "retry", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
-	assert.Equal(t, exitFailed, res.code, "stdout: %s", res.stdout)
+	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.NotContains(t, res.stderr, "timed out")
 	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
 	assert.Contains(t, res.stderr, "simulated savepoint failure")
 	p = getFBGD(t, env, ns, "job")

@@ -34,8 +34,10 @@ const (
 // waits for the outcome the step promises and returns its Result; an error
 // says what did not happen and what was seen instead.
 type Story struct {
-	env     *Env
-	w       *watcher
+	env *Env
+	w   *watcher
+	// seed is the commit the first step waits for.
+	seed    Commit
 	Results []Result
 }
 
@@ -60,8 +62,14 @@ type Result struct {
 }
 
 // NewStory prepares the story on a started environment.
-func (e *Env) NewStory() *Story {
-	return &Story{env: e, w: &watcher{env: e, seen: map[int64]bool{}}}
+func (e *Env) NewStory() *Story { return e.NewStoryFrom(e.Seed) }
+
+// NewStoryFrom prepares the story on an environment that has played it
+// before: the caller removed the job and pushed c, which sets the
+// repository's content back to the seed's, so the first step is again a
+// first deployment, of c.
+func (e *Env) NewStoryFrom(c Commit) *Story {
+	return &Story{env: e, w: &watcher{env: e, seen: map[int64]bool{}}, seed: c}
 }
 
 // Run plays all four steps and prints the figures; it stops at the first
@@ -81,7 +89,7 @@ func (s *Story) Run(ctx context.Context) error {
 // FirstDeployment: the GitRepository applies the seeded commit; blue
 // starts fresh; sync and rollout success statuses land on the commit.
 func (s *Story) FirstDeployment(ctx context.Context) (Result, error) {
-	c := s.env.Seed
+	c := s.seed
 	return s.step(ctx, 1, "first deployment", c, func(r *Result) error {
 		w, err := s.Wait(ctx, "ACTIVE_BLUE with sync and rollout success on "+c.Short(), StepTimeout, func(w *World) bool {
 			return w.Git.Status.LastAppliedRevision == c.Revision && settledOn(w, v1alpha1.ActiveBlue, c) &&

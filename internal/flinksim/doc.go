@@ -25,6 +25,10 @@ const (
 	FaultFailAfter = "bggitops.dev/simulate-fail-after"
 	// FaultSavepoint ("fail" or "hang"): savepoints of this job fail or never finish.
 	FaultSavepoint = "bggitops.dev/simulate-savepoint"
+	// FaultSavepointDelay (a Go duration) overrides Options.SavepointDelay
+	// for savepoints of this job: a test that acts while a savepoint is in
+	// progress makes that phase last.
+	FaultSavepointDelay = "bggitops.dev/simulate-savepoint-delay"
 	// FaultFlap (a Go duration D): the job runs for D, is FAILED for D, is
 	// restarted as a new job from the failed one's last checkpoint (no offset
 	// is lost) and runs for D again, and so on.

@@ -10,11 +10,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
@@ -58,10 +62,42 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+var (
+	namespacesMu sync.Mutex
+	namespaces   = map[*testing.T]string{}
+	created      int
+)
+
+// namespace is the test's own namespace, created on first use and unique
+// per run, so that the tests' fixed object names pass with -count=2.
+func namespace(t *testing.T) string {
+	t.Helper()
+	namespacesMu.Lock()
+	defer namespacesMu.Unlock()
+	if ns, ok := namespaces[t]; ok {
+		return ns
+	}
+	created++
+	ns := fmt.Sprintf("t%d-%s", created, strings.ToLower(t.Name()))
+	if len(ns) > 50 {
+		ns = strings.TrimRight(ns[:50], "-")
+	}
+	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	namespaces[t] = ns
+	t.Cleanup(func() {
+		namespacesMu.Lock()
+		defer namespacesMu.Unlock()
+		delete(namespaces, t)
+	})
+	return ns
+}
+
+// create creates the object in the test's namespace.
 func create(t *testing.T, manifest string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	require.NoError(t, yaml.Unmarshal([]byte(manifest), &u.Object))
+	u.SetNamespace(namespace(t))
 	require.NoError(t, env.Client.Create(context.Background(), u))
 	return u
 }
@@ -85,7 +121,7 @@ func eventually(t *testing.T, get func() string, want string) {
 const job = `
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkDeployment
-metadata: {name: %s, namespace: default}
+metadata: {name: %s, }
 spec:
   image: flink:1.20
   flinkConfiguration: {state.savepoints.dir: "file:///sp", %s}
@@ -104,7 +140,7 @@ func TestJobBecomesStableAndSavepointCarriesOffset(t *testing.T) {
 	snap := create(t, `
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkStateSnapshot
-metadata: {name: healthy-sp, namespace: default}
+metadata: {name: healthy-sp, }
 spec: {jobReference: {kind: FlinkDeployment, name: healthy}, savepoint: {}}`)
 	eventually(t, field(t, snap, "status", "state"), "COMPLETED")
 	path := field(t, snap, "status", "path")()
@@ -136,7 +172,7 @@ func TestFaults(t *testing.T) {
 	snap := create(t, `
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkStateSnapshot
-metadata: {name: spfail-sp, namespace: default}
+metadata: {name: spfail-sp, }
 spec: {jobReference: {kind: FlinkDeployment, name: spfail}, savepoint: {}}`)
 	eventually(t, field(t, snap, "status", "state"), "FAILED")
 	assert.Equal(t, "simulated savepoint failure", field(t, snap, "status", "error")())
@@ -146,7 +182,7 @@ func TestSuspendAndDeletionFinalizer(t *testing.T) {
 	ctx := context.Background()
 	fd := create(t, fmt.Sprintf(job, "suspendme", `a: b`, ""))
 	eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
-	require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Namespace: "default", Name: "suspendme"}, fd))
+	require.NoError(t, env.Client.Get(ctx, types.NamespacedName{Namespace: fd.GetNamespace(), Name: "suspendme"}, fd))
 	require.NoError(t, unstructured.SetNestedField(fd.Object, "suspended", "spec", "job", "state"))
 	require.NoError(t, env.Client.Update(ctx, fd))
 	eventually(t, field(t, fd, "status", "lifecycleState"), "SUSPENDED")
@@ -209,7 +245,7 @@ func TestInitialSavepointIsTheUpgradeSavepointUntilTheJobRuns(t *testing.T) {
 	snap := create(t, `
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkStateSnapshot
-metadata: {name: spsource-sp, namespace: default}
+metadata: {name: spsource-sp, }
 spec: {jobReference: {kind: FlinkDeployment, name: spsource}, savepoint: {}}`)
 	eventually(t, field(t, snap, "status", "state"), "COMPLETED")
 	path := field(t, snap, "status", "path")()
@@ -221,7 +257,7 @@ spec: {jobReference: {kind: FlinkDeployment, name: spsource}, savepoint: {}}`)
 	paused := create(t, fmt.Sprintf(`
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkDeployment
-metadata: {name: paused, namespace: default}
+metadata: {name: paused, }
 spec:
   image: flink:1.20
   flinkConfiguration: {state.savepoints.dir: "file:///sp"}
@@ -273,4 +309,39 @@ func TestFlappingJobKeepsItsOffset(t *testing.T) {
 		assert.GreaterOrEqual(t, jobs[i].StartOffset, jobs[i-1].StartOffset+period.Milliseconds()*flinksim.RecordsPerSecond/1000,
 			"job %d carries the offset of the run before the flap", i)
 	}
+}
+
+// TestSavepointDelayFault: FaultSavepointDelay sets how long a savepoint of
+// that job takes, as the simulator records it (trigger to result), and a
+// long one keeps the savepoint IN_PROGRESS while one of a job without the
+// fault, triggered later, completes.
+func TestSavepointDelayFault(t *testing.T) {
+	slow := create(t, fmt.Sprintf(job, "spslow", `"bggitops.dev/simulate-savepoint-delay": "1s"`, ""))
+	held := create(t, fmt.Sprintf(job, "spheld", `"bggitops.dev/simulate-savepoint-delay": "1h"`, ""))
+	plain := create(t, fmt.Sprintf(job, "spplain", `a: b`, ""))
+	for _, fd := range []*unstructured.Unstructured{slow, held, plain} {
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	}
+	snapshot := func(name, jobName string) *unstructured.Unstructured {
+		return create(t, fmt.Sprintf(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: %s}
+spec: {jobReference: {kind: FlinkDeployment, name: %s}, savepoint: {}}`, name, jobName))
+	}
+
+	slowSnap := snapshot("spslow-sp", "spslow")
+	eventually(t, field(t, slowSnap, "status", "state"), "COMPLETED")
+	triggered, err := time.Parse(time.RFC3339Nano, field(t, slowSnap, "status", "triggerTimestamp")())
+	require.NoError(t, err)
+	done, err := time.Parse(time.RFC3339Nano, field(t, slowSnap, "status", "resultTimestamp")())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, done.Sub(triggered), time.Second, "the savepoint took the job's savepoint delay")
+
+	heldSnap := snapshot("spheld-sp", "spheld")
+	eventually(t, field(t, heldSnap, "status", "state"), "IN_PROGRESS")
+	plainSnap := snapshot("spplain-sp", "spplain")
+	eventually(t, field(t, plainSnap, "status", "state"), "COMPLETED")
+	assert.Equal(t, "IN_PROGRESS", field(t, heldSnap, "status", "state")(),
+		"triggered first, with the same default delay over, it waits for its own")
 }

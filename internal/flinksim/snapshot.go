@@ -70,7 +70,15 @@ func (s *Simulator) trigger(ctx context.Context, sn deployment) (reconcile.Resul
 	}
 	sn.setStatus("IN_PROGRESS", "state")
 	sn.setStatus(newID(), "triggerId")
-	return reconcile.Result{RequeueAfter: s.opts.SavepointDelay}, s.client.Status().Update(ctx, sn.Unstructured)
+	return reconcile.Result{RequeueAfter: s.savepointDelay(d)}, s.client.Status().Update(ctx, sn.Unstructured)
+}
+
+// savepointDelay is how long a savepoint of d's job takes.
+func (s *Simulator) savepointDelay(d deployment) time.Duration {
+	if v, err := time.ParseDuration(configValue(d.Unstructured, FaultSavepointDelay)); err == nil {
+		return v
+	}
+	return s.opts.SavepointDelay
 }
 
 func (s *Simulator) complete(ctx context.Context, sn deployment) (reconcile.Result, error) {
@@ -82,7 +90,7 @@ func (s *Simulator) complete(ctx context.Context, sn deployment) (reconcile.Resu
 		return reconcile.Result{}, nil
 	}
 	started, _ := time.Parse(time.RFC3339Nano, sn.str("status", "triggerTimestamp"))
-	if wait := started.Add(s.opts.SavepointDelay).Sub(s.now()); wait > 0 {
+	if wait := started.Add(s.savepointDelay(d)).Sub(s.now()); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	jobID := d.str("status", "jobStatus", "jobId")

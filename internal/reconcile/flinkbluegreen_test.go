@@ -23,7 +23,14 @@ const neverReady = `, "bggitops.dev/simulate-never-ready": "true"`
 // deployBlue creates a FlinkBlueGreenDeployment and waits for ACTIVE_BLUE.
 func deployBlue(t testing.TB, ns, name string) (jobID string) {
 	t.Helper()
-	require.NoError(t, env.Client.Create(context.Background(), fbgdObject(t, ns, name, 1, "flink:1.20.0", "")))
+	return deployBlueWith(t, ns, name, "")
+}
+
+// deployBlueWith is deployBlue with extra flinkConfiguration (faults of
+// blue's job, such as a savepoint delay).
+func deployBlueWith(t testing.TB, ns, name, extraConf string) (jobID string) {
+	t.Helper()
+	require.NoError(t, env.Client.Create(context.Background(), fbgdObject(t, ns, name, 1, "flink:1.20.0", extraConf)))
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, name, v1alpha1.ActiveBlue, v1alpha1.JobRunning))
 	blue, ok := child(ns, name+"-blue")
 	require.True(t, ok)
@@ -261,33 +268,71 @@ func TestChildDeletedByHandMidTransition(t *testing.T) {
 }
 
 // TestRestartSafety stops the controller in each phase of a transition and
-// starts a new one: the rollout completes with one active job and intact lineage.
+// starts a new one: the rollout completes with one active job and intact
+// lineage. Each phase is made to last (a savepoint delay, a start delay, a
+// deletion delay), is recognised by facts, and is proven held after the
+// stop: with no controller running, the parent's status cannot move on.
 func TestRestartSafety(t *testing.T) {
-	phases := map[string]func(ns string) bool{
-		"savepointing": func(ns string) bool {
-			return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.SavepointingBlue
+	type phase struct {
+		// blueConf, conf and mutate make the phase last: blueConf is in
+		// both commits (a fault of blue's job), conf in the second only.
+		blueConf, conf string
+		mutate         func(*v1alpha1.FlinkBlueGreenDeployment)
+		// reached recognises the phase; held is what must still be true
+		// once the controller has stopped.
+		reached, held func(t *testing.T, ns string) bool
+	}
+	transitioning := func(t *testing.T, ns string) bool {
+		p := getFBGD(t, ns, "job")
+		return p.Status.BlueGreenState == v1alpha1.TransitioningToGreen && p.Status.DeploymentReadyTimestamp == nil
+	}
+	// readyBlueKept: the controller has recorded green ready and not yet
+	// deleted blue.
+	readyBlueKept := func(t *testing.T, ns string) bool {
+		p := getFBGD(t, ns, "job")
+		blue, ok := child(ns, "job-blue")
+		return p.Status.BlueGreenState == v1alpha1.TransitioningToGreen && p.Status.DeploymentReadyTimestamp != nil &&
+			ok && blue.GetDeletionTimestamp() == nil
+	}
+	phases := map[string]phase{
+		"savepointing": {
+			// The savepoint is of blue's job: blue carries the delay.
+			blueConf: `, "bggitops.dev/simulate-savepoint-delay": "3s"`,
+			reached: func(t *testing.T, ns string) bool {
+				p := getFBGD(t, ns, "job")
+				return p.Status.BlueGreenState == v1alpha1.SavepointingBlue && p.Status.Savepoint != nil
+			},
+			held: func(t *testing.T, ns string) bool {
+				return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.SavepointingBlue
+			},
 		},
-		"transitioning before ready": func(ns string) bool {
-			g, ok := child(ns, "job-green")
-			return ok && nested(g, "status", "jobStatus", "state") != "RUNNING"
+		"transitioning before ready": {
+			conf: `, "bggitops.dev/simulate-start-delay": "3s"`,
+			reached: func(t *testing.T, ns string) bool {
+				g, ok := child(ns, "job-green")
+				return ok && nested(g, "status", "jobStatus", "state") != "RUNNING" && transitioning(t, ns)
+			},
+			held: transitioning,
 		},
-		"ready before delete": func(ns string) bool {
-			g, ok := child(ns, "job-green")
-			return ok && nested(g, "status", "jobStatus", "state") == "RUNNING"
+		"ready before delete": {
+			mutate:  withDeletionDelay("3s"),
+			reached: readyBlueKept,
+			held:    readyBlueKept,
 		},
 	}
-	for name, reached := range phases {
+	for name, ph := range phases {
 		t.Run(name, func(t *testing.T) {
 			ns := newNamespace(t)
 			stop := startController(t, ns)
-			blueJob := deployBlue(t, ns, "job")
-			if name == "ready before delete" {
-				update(t, ns, "job", 2, "flink:1.20.1", "", withDeletionDelay("3s"))
-			} else {
-				update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "1500ms"`)
+			blueJob := deployBlueWith(t, ns, "job", ph.blueConf)
+			var mutate []func(*v1alpha1.FlinkBlueGreenDeployment)
+			if ph.mutate != nil {
+				mutate = append(mutate, ph.mutate)
 			}
-			eventually(t, ns, name, func() bool { return reached(ns) })
+			update(t, ns, "job", 2, "flink:1.20.1", ph.blueConf+ph.conf, mutate...)
+			eventually(t, ns, name, func() bool { return ph.reached(t, ns) })
 			stop()
+			require.True(t, ph.held(t, ns), "the controller stopped %s", name)
 			startController(t, ns)
 			eventually(t, ns, "ACTIVE_GREEN", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
 			eventually(t, ns, "blue deleted", func() bool { _, ok := child(ns, "job-blue"); return !ok })

@@ -70,25 +70,59 @@ func TestSuspendAndResumeInPlace(t *testing.T) {
 	assert.Equal(t, "RUNNING", jobState(ns, "job-blue"))
 }
 
-// §4.5 verifySuspendDuringTransitionIsBlockedUntilComplete
+// §4.5 verifySuspendDuringTransitionIsBlockedUntilComplete: a suspend
+// that arrives while green starts is held until the cut-over, which waits
+// for green to be ready; then it suspends green, in place.
 func TestSuspendDuringTransitionWaitsForCutOver(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
-	deployBlue(t, ns, "job")
-	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "2s"`)
+	blueJob := deployBlue(t, ns, "job")
+	// Green takes 10 s to start, far longer than the controller takes to
+	// observe the suspend: the suspend lands while green is not ready, and
+	// the status read below proves it did.
+	const slowStart = `, "bggitops.dev/simulate-start-delay": "10s"`
+	update(t, ns, "job", 2, "flink:1.20.1", slowStart)
 	eventually(t, ns, "transitioning", func() bool {
-		return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.TransitioningToGreen
+		_, green := child(ns, "job-green")
+		return green && getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.TransitioningToGreen
 	})
-	update(t, ns, "job", 3, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "2s"`, func(p *v1alpha1.FlinkBlueGreenDeployment) {
+	update(t, ns, "job", 3, "flink:1.20.1", slowStart, func(p *v1alpha1.FlinkBlueGreenDeployment) {
 		p.Spec.Template.Spec.Job.State = v1alpha1.JobStateSuspended
 	})
+
+	// The controller decided on the suspend's generation and kept
+	// transitioning: green not ready yet, blue running, nothing suspended.
+	p := generationObserved(t, ns, "job")
+	require.Equal(t, int64(3), p.Generation)
+	require.Equal(t, v1alpha1.TransitioningToGreen, p.Status.BlueGreenState,
+		"the suspend was observed mid-transition (job %s, error %q)", p.Status.JobStatus.State, p.Status.Error)
+	assert.Nil(t, p.Status.DeploymentReadyTimestamp, "green was not ready when the suspend was observed")
+	assert.Equal(t, "job-blue", p.Status.ActiveDeployment)
+	assert.Equal(t, "RUNNING", jobState(ns, "job-blue"), "blue keeps running")
+	assert.Equal(t, blueJob, jobID(ns, "job-blue"))
+	green, _ := child(ns, "job-green")
+	assert.NotEqual(t, v1alpha1.JobStateSuspended, nested(green, "spec", "job", "state"), "the suspend waits for the cut-over")
+
 	eventually(t, ns, "green active then suspended", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobSuspended))
 	// The Flink operator holds a finalizer while it tears blue down.
-	eventually(t, ns, "the cut-over completed before the suspend: blue deleted", func() bool {
+	eventually(t, ns, "blue deleted at the cut-over", func() bool {
 		_, blue := child(ns, "job-blue")
 		return !blue
 	})
 	assert.Equal(t, "SUSPENDED", jobState(ns, "job-green"))
+	green, _ = child(ns, "job-green")
+	assertRestoredFrom(t, green, blueJob)
+
+	// Blue was deleted only once green was ready: the simulator records
+	// when green's job started RUNNING and when blue's job was torn down,
+	// and the controller deletes blue only after it read green RUNNING.
+	greenRun, ok := sim.Lineage().Job(jobID(ns, "job-green"))
+	require.True(t, ok, "green's job ran")
+	blueRun, ok := sim.Lineage().Job(blueJob)
+	require.True(t, ok)
+	require.True(t, blueRun.Stopped, "blue's job was torn down")
+	assert.False(t, blueRun.StoppedAt.Before(greenRun.StartedAt),
+		"blue's job stopped at %s, before green's started at %s", blueRun.StoppedAt, greenRun.StartedAt)
 }
 
 // §4.6 verifyFailureBeforeTransition: the active job is not ready.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ func runTests(m *testing.M) int {
 	return m.Run()
 }
 
+var repos atomic.Int32
+
 // giteaRepo creates a repository with one pushed commit and returns a
 // provider for it and the commit's SHA.
 func giteaRepo(t *testing.T, token string) (Provider, string) {
@@ -52,7 +55,9 @@ func giteaRepo(t *testing.T, token string) (Provider, string) {
 		t.Skip(skipReason)
 	}
 	ctx := context.Background()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	// Unique per run: with -count=2 the second run would otherwise meet the
+	// first run's repository (409 Conflict).
+	name := fmt.Sprintf("%s-%d", strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())), repos.Add(1))
 	if _, err := forge.CreateRepo(ctx, name); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,23 +44,36 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-const ns = "default"
+var namespaces atomic.Int32
+
+// newNamespace creates a namespace of the test's own, unique per run, so that
+// the tests pass with -count=2 on the one control plane of the package.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d-%s", namespaces.Add(1), strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.TrimRight(name, "-")
+	require.NoError(t, env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	return name
+}
 
 // object builds an unstructured object so that invalid specs reach the API
 // server instead of failing in a Go type.
-func object(kind, name, spec string) *unstructured.Unstructured {
+func object(ns, kind, name, spec string) *unstructured.Unstructured {
 	m := map[string]any{}
 	must(yaml.Unmarshal([]byte(spec), &m))
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "bggitops.dev/v1alpha1", "kind": kind,
 		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": m}}
 }
 
-func gitRepository(name, spec string) *unstructured.Unstructured {
-	return object("GitRepository", name, spec)
+func gitRepository(ns, name, spec string) *unstructured.Unstructured {
+	return object(ns, "GitRepository", name, spec)
 }
 
-func fbgd(name, spec string) *unstructured.Unstructured {
-	return object("FlinkBlueGreenDeployment", name, spec)
+func fbgd(ns, name, spec string) *unstructured.Unstructured {
+	return object(ns, "FlinkBlueGreenDeployment", name, spec)
 }
 
 func must(err error) {
@@ -84,7 +98,8 @@ template:
 
 func TestValidObjectsAccepted(t *testing.T) {
 	ctx := context.Background()
-	gr := gitRepository("valid", `{url: "https://example.test/org/repo.git", ref: {semver: ">=1.0.0"}, schedule: "CRON_TZ=Europe/Berlin 0 * * * *",
+	ns := newNamespace(t)
+	gr := gitRepository(ns, "valid", `{url: "https://example.test/org/repo.git", ref: {semver: ">=1.0.0"}, schedule: "CRON_TZ=Europe/Berlin 0 * * * *",
 		commitStatus: {provider: gitea, address: "http://127.0.0.1:3000", repository: "org/repo", secretRef: {name: t}},
 		rolloutWindows: [{schedule: "0 2 * * *", duration: 2h, timeZone: Europe/Berlin}]}`)
 	require.NoError(t, env.Client.Create(ctx, gr))
@@ -94,12 +109,12 @@ func TestValidObjectsAccepted(t *testing.T) {
 	assert.Equal(t, time.Minute, defaulted.Spec.Timeout.Duration)
 	assert.True(t, *defaulted.Spec.Prune)
 
-	minimal := gitRepository("minimal", `{url: "file:///srv/repo"}`)
+	minimal := gitRepository(ns, "minimal", `{url: "file:///srv/repo"}`)
 	require.NoError(t, env.Client.Create(ctx, minimal))
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "minimal"}, defaulted))
 	assert.Equal(t, "main", defaulted.Spec.Ref.Branch, "ref defaults to the branch main")
 
-	require.NoError(t, env.Client.Create(ctx, fbgd("valid", validFBGD)))
+	require.NoError(t, env.Client.Create(ctx, fbgd(ns, "valid", validFBGD)))
 	got := &v1alpha1.FlinkBlueGreenDeployment{}
 	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "valid"}, got))
 	assert.Equal(t, "savepoint", got.Spec.Template.Spec.Job.UpgradeMode)
@@ -108,36 +123,37 @@ func TestValidObjectsAccepted(t *testing.T) {
 
 func TestInvalidObjectsRejected(t *testing.T) {
 	ctx := context.Background()
+	ns := newNamespace(t)
 	cases := []struct {
 		name, want string
 		obj        client.Object
 	}{
 		{"interval and schedule", "set interval or schedule, not both",
-			gitRepository("both", `{url: "https://h/r.git", interval: 1m, schedule: "* * * * *"}`)},
+			gitRepository(ns, "both", `{url: "https://h/r.git", interval: 1m, schedule: "* * * * *"}`)},
 		{"unsupported scheme", `spec.url in body should match '^(https?|ssh|file)://.+$'`,
-			gitRepository("scheme", `{url: "ftp://h/r.git"}`)},
+			gitRepository(ns, "scheme", `{url: "ftp://h/r.git"}`)},
 		{"two ref kinds", "set exactly one of branch, tag, semver, commit, name",
-			gitRepository("refs", `{url: "https://h/r.git", ref: {branch: main, tag: v1}}`)},
+			gitRepository(ns, "refs", `{url: "https://h/r.git", ref: {branch: main, tag: v1}}`)},
 		{"bad interval", "spec.interval in body should match",
-			gitRepository("interval", `{url: "https://h/r.git", interval: "soon"}`)},
+			gitRepository(ns, "interval", `{url: "https://h/r.git", interval: "soon"}`)},
 		{"interval of 1ms", "spec.interval: Invalid value: \"1ms\": interval must be at least 10s",
-			gitRepository("interval-1ms", `{url: "https://h/r.git", interval: 1ms}`)},
+			gitRepository(ns, "interval-1ms", `{url: "https://h/r.git", interval: 1ms}`)},
 		{"interval just under the bound", "interval must be at least 10s",
-			gitRepository("interval-9s", `{url: "https://h/r.git", interval: 9.9s}`)},
+			gitRepository(ns, "interval-9s", `{url: "https://h/r.git", interval: 9.9s}`)},
 		{"timeout of 1ms", "spec.timeout: Invalid value: \"1ms\": timeout must be between 1s and 5m",
-			gitRepository("timeout-1ms", `{url: "https://h/r.git", timeout: 1ms}`)},
+			gitRepository(ns, "timeout-1ms", `{url: "https://h/r.git", timeout: 1ms}`)},
 		{"timeout of an hour", "timeout must be between 1s and 5m",
-			gitRepository("timeout-1h", `{url: "https://h/r.git", timeout: 1h}`)},
+			gitRepository(ns, "timeout-1h", `{url: "https://h/r.git", timeout: 1h}`)},
 		{"@every schedule of 1s", "spec.schedule: Invalid value: \"@every 1s\": an @every schedule must be at least 10s",
-			gitRepository("every-1s", `{url: "https://h/r.git", schedule: "@every 1s"}`)},
+			gitRepository(ns, "every-1s", `{url: "https://h/r.git", schedule: "@every 1s"}`)},
 		{"@every schedule with a zone", "an @every schedule must be at least 10s",
-			gitRepository("every-tz", `{url: "https://h/r.git", schedule: "CRON_TZ=UTC @every 500ms"}`)},
+			gitRepository(ns, "every-tz", `{url: "https://h/r.git", schedule: "CRON_TZ=UTC @every 500ms"}`)},
 		{"unknown promotion mode", `Unsupported value: "Sometimes"`,
-			fbgd("promo", strings.Replace(validFBGD, "Manual", "Sometimes", 1))},
+			fbgd(ns, "promo", strings.Replace(validFBGD, "Manual", "Sometimes", 1))},
 		{"template without job", "spec.template.spec.job: Required value",
-			fbgd("nojob", `{template: {spec: {image: flink:1.20}}}`)},
+			fbgd(ns, "nojob", `{template: {spec: {image: flink:1.20}}}`)},
 		{"upper-case upgrade mode", `Unsupported value: "SAVEPOINT"`,
-			fbgd("upper", strings.Replace(validFBGD, "upgradeMode: savepoint", "upgradeMode: SAVEPOINT", 1))},
+			fbgd(ns, "upper", strings.Replace(validFBGD, "upgradeMode: savepoint", "upgradeMode: SAVEPOINT", 1))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,20 +168,22 @@ func TestInvalidObjectsRejected(t *testing.T) {
 // are those of the API types, inclusive.
 func TestDurationBounds(t *testing.T) {
 	ctx := context.Background()
+	ns := newNamespace(t)
 	for name, spec := range map[string]string{
 		"bounds-min":    fmt.Sprintf(`{url: "https://h/r.git", interval: %s, timeout: %s}`, v1alpha1.MinInterval, v1alpha1.MinTimeout),
 		"bounds-max":    fmt.Sprintf(`{url: "https://h/r.git", interval: 24h, timeout: %s}`, v1alpha1.MaxTimeout),
 		"bounds-every":  fmt.Sprintf(`{url: "https://h/r.git", schedule: "@every %s"}`, v1alpha1.MinInterval),
 		"bounds-hourly": `{url: "https://h/r.git", schedule: "CRON_TZ=Europe/Berlin @hourly"}`,
 	} {
-		require.NoError(t, env.Client.Create(ctx, gitRepository(name, spec)), name)
+		require.NoError(t, env.Client.Create(ctx, gitRepository(ns, name, spec)), name)
 	}
 }
 
 func TestKubectlPrinterColumns(t *testing.T) {
 	ctx := context.Background()
-	require.NoError(t, env.Client.Create(ctx, gitRepository("columns", `{url: "https://h/cols.git"}`)))
-	require.NoError(t, env.Client.Create(ctx, fbgd("columns", validFBGD)))
+	ns := newNamespace(t)
+	require.NoError(t, env.Client.Create(ctx, gitRepository(ns, "columns", `{url: "https://h/cols.git"}`)))
+	require.NoError(t, env.Client.Create(ctx, fbgd(ns, "columns", validFBGD)))
 	out, err := exec.Command(env.BinDir+"/kubectl", "--kubeconfig", env.Kubeconfig,
 		"get", "bggr,fbgd", "-n", ns).CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -177,11 +195,12 @@ func TestKubectlPrinterColumns(t *testing.T) {
 
 func TestFlinkTestCRDsAcceptChildFields(t *testing.T) {
 	ctx := context.Background()
+	ns := newNamespace(t)
 	fd := &unstructured.Unstructured{}
 	must(yaml.Unmarshal([]byte(`
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkDeployment
-metadata: {name: child-blue, namespace: default, labels: {flink/blue-green-deployment-type: BLUE}}
+metadata: {name: child-blue, labels: {flink/blue-green-deployment-type: BLUE}}
 spec:
   image: flink:1.20
   flinkVersion: v1_20
@@ -189,6 +208,7 @@ spec:
   flinkConfiguration: {parallelism.default: "2"}
   job: {jarURI: "local:///j.jar", upgradeMode: savepoint, state: running, initialSavepointPath: /sp/savepoint-1, parallelism: 2}
 `), &fd.Object))
+	fd.SetNamespace(ns)
 	require.NoError(t, env.Client.Create(ctx, fd))
 	fd.Object["status"] = map[string]any{"lifecycleState": "STABLE", "jobManagerDeploymentStatus": "READY",
 		"jobStatus": map[string]any{"state": "RUNNING", "jobId": "abc", "upgradeSavepointPath": "/sp/1"}}
@@ -200,9 +220,10 @@ spec:
 	must(yaml.Unmarshal([]byte(`
 apiVersion: flink.apache.org/v1beta1
 kind: FlinkStateSnapshot
-metadata: {name: snap, namespace: default}
+metadata: {name: snap}
 spec: {jobReference: {kind: FlinkDeployment, name: child-blue}, savepoint: {formatType: CANONICAL, disposeOnDelete: false}}
 `), &snap.Object))
+	snap.SetNamespace(ns)
 	require.NoError(t, env.Client.Create(ctx, snap))
 	snap.Object["status"] = map[string]any{"state": "COMPLETED", "path": "/sp/savepoint-1"}
 	require.NoError(t, env.Client.Status().Update(ctx, snap))
@@ -210,6 +231,7 @@ spec: {jobReference: {kind: FlinkDeployment, name: child-blue}, savepoint: {form
 
 func TestNamespaceCreate(t *testing.T) {
 	// A smoke test that the administrator client can write core objects.
-	nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "smoke"}}
-	require.NoError(t, env.Client.Create(context.Background(), nsObj))
+	ns := newNamespace(t)
+	got := &corev1.Namespace{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Name: ns}, got))
 }

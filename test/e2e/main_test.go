@@ -27,6 +27,9 @@ var (
 	env        *devenv.Env
 	story      *devenv.Story
 	skipReason string
+	// seedContent is the repository's content at the seed commit: a later
+	// run of the story (go test -count=N) starts over from it.
+	seedContent map[string]string
 )
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
@@ -57,7 +60,10 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stop:", err)
 		}
 	}()
-	story = env.NewStory()
+	seedContent = map[string]string{}
+	for _, f := range env.Files() {
+		seedContent[f] = env.File(f)
+	}
 	return m.Run()
 }
 

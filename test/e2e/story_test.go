@@ -19,6 +19,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,21 +29,32 @@ import (
 	"bggitops.dev/bg-gitops/internal/testenv/gitea"
 )
 
+// runs counts the plays of the story in this process (go test -count=N).
+var runs int
+
 // TestStory plays the demo story, then its failure cases, on one
 // environment: each step starts from the world the previous one left, so
-// a failed step skips the rest.
+// a failed step skips the rest. A later run in the same process starts
+// over: it removes the job and pushes the seed's content again, so that its
+// steps assert what the first run's do, of the commits it pushes itself.
 func TestStory(t *testing.T) {
 	setup(t)
-	steps := []struct {
+	runs++
+	story = env.NewStory()
+	type step struct {
 		name string
 		run  func(t *testing.T)
-	}{
+	}
+	steps := []step{
 		{"1 first deployment", firstDeployment},
 		{"2 new image rolls out blue/green from a savepoint", newImage},
 		{"3 job never ready: abort keeps the old colour", neverReady},
 		{"4 the fix rolls out", fix},
 		{"broken kustomization: sync failure, job untouched", brokenKustomization},
 		{"gitea outage during a rollout: statuses posted once when it is back", forgeOutage},
+	}
+	if runs > 1 {
+		steps = append([]step{{"0 start over: the job removed, the seed's content pushed", startOver}}, steps...)
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, s.run) {
@@ -114,13 +126,69 @@ func gitReconciled(t *testing.T) {
 	webhook = token
 }
 
+// startOver sets the world back to before the first step, for a later run
+// of the story on the same environment. The job is deleted by hand with
+// its FlinkDeployments and snapshots (the garbage collector's part: the
+// test control plane runs none), while the GitRepository, which polls
+// hourly, leaves it deleted; then a commit sets the repository's content
+// back to the seed's. The first step follows that commit: the GitRepository
+// applies it on the push webhook and the job starts afresh.
+func startOver(t *testing.T) {
+	ctx := t.Context()
+	p, err := env.FBGD(ctx)
+	require.NoError(t, err)
+	if p != nil {
+		require.NoError(t, client.IgnoreNotFound(env.Client.Delete(ctx, p)))
+	}
+	gvks := []schema.GroupVersionKind{v1alpha1.FlinkDeploymentGVK, v1alpha1.FlinkStateSnapshotGVK}
+	for _, gvk := range gvks {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		require.NoError(t, env.Client.DeleteAllOf(ctx, u, client.InNamespace(devenv.JobNamespace)))
+	}
+	require.Eventually(t, func() bool {
+		if p, err := env.FBGD(ctx); err != nil || p != nil {
+			return false
+		}
+		for _, gvk := range gvks {
+			l := &unstructured.UnstructuredList{}
+			l.SetGroupVersionKind(gvk)
+			if err := env.Client.List(ctx, l, client.InNamespace(devenv.JobNamespace)); err != nil || len(l.Items) > 0 {
+				return false
+			}
+		}
+		return true
+	}, devenv.StepTimeout, 100*time.Millisecond, "the job, its FlinkDeployments and snapshots are gone")
+
+	changes := map[string]string{}
+	for f, content := range seedContent {
+		if env.File(f) != content {
+			changes[f] = content
+		}
+	}
+	for _, f := range env.Files() {
+		if _, ok := seedContent[f]; !ok {
+			changes[f] = ""
+		}
+	}
+	webhook = gitRepository(t).Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	c, err := env.Push(ctx, changes, "start over: the seed's content")
+	require.NoError(t, err)
+	story = env.NewStoryFrom(c)
+}
+
 func firstDeployment(t *testing.T) {
 	var err error
 	seed, err = story.FirstDeployment(t.Context())
 	require.NoError(t, err)
 	rev := seed.Commit.Revision
-	// Seeded before the webhook existed: applied on creation.
-	webhook = gitRepository(t).Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	if seed.Commit.SHA == env.Seed.SHA {
+		// Seeded before the webhook existed: applied on creation.
+		webhook = gitRepository(t).Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	} else {
+		// A later run's own seed commit (startOver) came by the webhook.
+		assertWebhookHandled(t, seed.Commit)
+	}
 
 	gr := gitRepository(t)
 	assert.Equal(t, rev, gr.Status.LastAppliedRevision)

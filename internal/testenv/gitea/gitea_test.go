@@ -18,6 +18,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,12 @@ func run(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+var repos atomic.Int32
+
+// repoName makes a repository name unique per run, so that the tests pass
+// with -count=2 against the one Gitea of the package.
+func repoName(base string) string { return fmt.Sprintf("%s-%d", base, repos.Add(1)) }
 
 func server(t *testing.T) *Server {
 	t.Helper()
@@ -95,14 +102,15 @@ func TestCommitWebhookAndStatusesReadBack(t *testing.T) {
 	}))
 	defer hook.Close()
 
-	if _, err := s.CreateRepo(ctx, "harness"); err != nil {
+	repo := repoName("harness")
+	if _, err := s.CreateRepo(ctx, repo); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreatePushWebhook(ctx, "harness", hook.URL+"/hook", "s3cret"); err != nil {
+	if err := s.CreatePushWebhook(ctx, repo, hook.URL+"/hook", "s3cret"); err != nil {
 		t.Fatal(err)
 	}
 	pushed := time.Now()
-	sha, err := s.Commit(ctx, "harness", map[string]string{"README.md": "hello\n"}, "first")
+	sha, err := s.Commit(ctx, repo, map[string]string{"README.md": "hello\n"}, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +131,10 @@ func TestCommitWebhookAndStatusesReadBack(t *testing.T) {
 	}
 
 	post := map[string]string{"state": "success", "context": "harness/check", "description": "ok"}
-	if err := s.api(ctx, http.MethodPost, s.repoPath("harness")+"/statuses/"+sha, post, nil); err != nil {
+	if err := s.api(ctx, http.MethodPost, s.repoPath(repo)+"/statuses/"+sha, post, nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.CommitStatuses(ctx, "harness", sha)
+	got, err := s.CommitStatuses(ctx, repo, sha)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +146,8 @@ func TestCommitWebhookAndStatusesReadBack(t *testing.T) {
 func TestRestartKeepsDataAndPort(t *testing.T) {
 	s := server(t)
 	ctx := context.Background()
-	if _, err := s.CreateRepo(ctx, "survives"); err != nil {
+	repo := repoName("survives")
+	if _, err := s.CreateRepo(ctx, repo); err != nil {
 		t.Fatal(err)
 	}
 	url, oldPID := s.URL, s.PID()
@@ -148,7 +157,7 @@ func TestRestartKeepsDataAndPort(t *testing.T) {
 	if s.URL != url || s.PID() == oldPID || alive(oldPID) {
 		t.Fatalf("restart: url %s→%s pid %d→%d", url, s.URL, oldPID, s.PID())
 	}
-	if _, err := s.Commit(ctx, "survives", map[string]string{"a": "b\n"}, "after restart"); err != nil {
+	if _, err := s.Commit(ctx, repo, map[string]string{"a": "b\n"}, "after restart"); err != nil {
 		t.Fatal(err)
 	}
 }
