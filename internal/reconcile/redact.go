@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -345,6 +346,13 @@ func (c secretClient) Get(ctx context.Context, key client.ObjectKey, obj client.
 	}
 	if err := reader.Get(ctx, key, sec, opts...); err != nil {
 		return err
+	}
+	if sec.Type == corev1.SecretTypeServiceAccountToken {
+		// A tenant may create such a Secret for any account of its
+		// namespace; used as a forge token or git credential, it would
+		// send that account's token wherever the spec points.
+		*sec = corev1.Secret{}
+		return fmt.Errorf("Secret %s is a ServiceAccount token (type %s): it is never used as a credential", key.Name, corev1.SecretTypeServiceAccountToken)
 	}
 	secrets.noteSecret(sec)
 	return nil

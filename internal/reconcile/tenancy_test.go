@@ -117,3 +117,24 @@ func TestChildrenAreCreatedWithTheApplyingIdentity(t *testing.T) {
 	annotate(t, ns, "job", v1alpha1.RetryRequestedAtAnnotation)
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
 }
+
+// TestServiceAccountTokenIsNeverACredential: a GitRepository cannot send a
+// ServiceAccount's token (a Secret of type service-account-token, which a
+// tenant may create for any account of its namespace) to a git server.
+func TestServiceAccountTokenIsNeverACredential(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true})
+	require.NoError(t, env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "admin", Namespace: ns}}))
+	require.NoError(t, env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "admin-token", Namespace: ns, Annotations: map[string]string{corev1.ServiceAccountNameKey: "admin"}},
+		Type:       corev1.SecretTypeServiceAccountToken,
+		Data:       map[string][]byte{"token": []byte("the-admin-token")},
+	}))
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.SecretRef.Name = "admin-token" })
+	c := f.waitCondition(v1alpha1.FetchFailedCondition, "is a ServiceAccount token")
+	assert.NotContains(t, c.Message, "the-admin-token")
+	assert.Zero(t, f.srv.Listings(), "nothing was sent to the git server")
+}

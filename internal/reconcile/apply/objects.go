@@ -70,10 +70,14 @@ func (a *Applier) newItem(in *unstructured.Unstructured, scopes map[schema.Group
 	}
 	obj := in.DeepCopy()
 	gvk := obj.GroupVersionKind()
-	namespaced, ok := scopes[gvk.GroupKind()]
-	if !ok {
-		var err error
-		if namespaced, err = objects.Namespaced(a.mapper, gvk); err != nil {
+	// The cluster decides the scope of a kind it serves; a CRD of the set
+	// only for a kind it does not serve yet. A CRD in the set that
+	// redeclares a served kind (ClusterRoleBinding as Namespaced) must not
+	// make a cluster-scoped object look namespaced.
+	namespaced, err := objects.Namespaced(a.mapper, gvk)
+	if err != nil {
+		var ok bool
+		if namespaced, ok = scopes[gvk.GroupKind()]; !ok {
 			return nil, fmt.Errorf("unknown kind %s: %w", gvk, err)
 		}
 	}

@@ -10,6 +10,9 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
@@ -21,9 +24,19 @@ var ErrOwnedElsewhere = errors.New("not created by this GitRepository")
 // in its own namespace.
 var ErrOutsideNamespace = errors.New("outside the GitRepository's namespace")
 
-// confine refuses an object a confined Apply may not write: cluster-scoped
-// kinds and objects of other namespaces.
+// ErrTokenSecret: a Secret that would make the API server mint a token for
+// a ServiceAccount is never applied.
+var ErrTokenSecret = errors.New("ServiceAccount token Secrets are not applied")
+
+// confine refuses an object an Apply may not write: a ServiceAccount token
+// Secret (the token of any account of the namespace, readable by whoever
+// may read Secrets there), and, when confined, cluster-scoped kinds and
+// objects of other namespaces.
 func confine(it *item, o Options) error {
+	if isTokenSecret(it) {
+		return fmt.Errorf("%w: the API server would fill it with a token of ServiceAccount %q; "+
+			"use a projected token volume or the TokenRequest API instead", ErrTokenSecret, it.obj.GetAnnotations()["kubernetes.io/service-account.name"])
+	}
 	if !o.Confined {
 		return nil
 	}
@@ -84,4 +97,13 @@ func inventoryIDs(inv *v1alpha1.Inventory) map[string]bool {
 		}
 	}
 	return out
+}
+
+func isTokenSecret(it *item) bool {
+	if it.obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Kind: "Secret"}) {
+		return false
+	}
+	typ, _, _ := unstructured.NestedString(it.obj.Object, "type")
+	_, named := it.obj.GetAnnotations()["kubernetes.io/service-account.name"]
+	return typ == "kubernetes.io/service-account-token" || named
 }

@@ -109,3 +109,47 @@ func TestConfinedApplyStaysInItsNamespace(t *testing.T) {
 	}
 	mustApply(t, a, []*unstructured.Unstructured{configMap(ns, "mine", nil)}, o)
 }
+
+// TestServiceAccountTokenSecretIsRefused: a Secret that would make the API
+// server mint a token for an account of the namespace is never applied.
+func TestServiceAccountTokenSecretIsRefused(t *testing.T) {
+	a, _ := newApplier(t)
+	ns := newNamespace(t)
+	for name, sec := range map[string]*unstructured.Unstructured{
+		"by type": {Object: map[string]any{"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+			"metadata": map[string]any{"name": "tok", "namespace": ns, "annotations": map[string]any{"kubernetes.io/service-account.name": "admin"}}}},
+		"by annotation": {Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "tok2", "namespace": ns, "annotations": map[string]any{"kubernetes.io/service-account.name": "admin"}}}},
+	} {
+		_, err := a.Apply(context.Background(), []*unstructured.Unstructured{sec}, Options{Source: source(ns), Namespace: ns, Confined: true})
+		if !errors.Is(err, ErrTokenSecret) {
+			t.Errorf("%s: err = %v, want ErrTokenSecret", name, err)
+		}
+	}
+}
+
+// TestSetCRDCannotRescopeAServedKind: a CRD in the set that declares a
+// served cluster-scoped kind (ClusterRoleBinding) as namespaced does not
+// make that kind pass a confined Apply; neither does the CRD itself.
+func TestSetCRDCannotRescopeAServedKind(t *testing.T) {
+	ctx := context.Background()
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	crd := widgetCRD("rbac.authorization.k8s.io")
+	crd.SetName("clusterrolebindings.rbac.authorization.k8s.io")
+	_ = unstructured.SetNestedField(crd.Object, map[string]any{"kind": "ClusterRoleBinding", "listKind": "ClusterRoleBindingList",
+		"plural": "clusterrolebindings", "singular": "clusterrolebinding"}, "spec", "names")
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": ns + "-pwn", "namespace": ns},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}},
+	}}
+	count.reset()
+	_, err := a.Apply(ctx, []*unstructured.Unstructured{crd, binding}, Options{Source: source(ns), Namespace: ns, Confined: true})
+	wantErrorContains(t, err, "ClusterRoleBinding/"+ns+"/"+ns+"-pwn: outside the GitRepository's namespace",
+		"CustomResourceDefinition/clusterrolebindings.rbac.authorization.k8s.io: outside the GitRepository's namespace")
+	if w := count.writes.Load(); w != 0 {
+		t.Errorf("%d writes", w)
+	}
+}
