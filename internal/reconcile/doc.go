@@ -12,6 +12,7 @@ package reconcile
 // RBAC of the controller, generated into config/rbac by controller-gen.
 // +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories;flinkbluegreendeployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bggitops.dev,resources=gitrepositories/status;flinkbluegreendeployments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=bggitops.dev,resources=flinkbluegreendeployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=flink.apache.org,resources=flinkdeployments;flinkstatesnapshots,verbs=get;list;watch;create;update;patch;delete
 // Secrets are read one by one, never listed or cached (see ClientOptions).
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/net/netutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -184,6 +185,10 @@ func (receiverRunnable) NeedLeaderElection() bool          { return false }
 
 var _ manager.LeaderElectionRunnable = receiverRunnable(nil)
 
+// receiverMaxConns bounds the connections the receiver holds at once;
+// more wait in the kernel's accept queue.
+const receiverMaxConns = 256
+
 // serve runs an HTTP server until ctx ends, calling listening once it
 // accepts connections. The receiver runs on every replica (it only
 // annotates objects), so it needs no leader election.
@@ -192,6 +197,9 @@ func serve(ctx context.Context, addr string, h http.Handler, listening func()) e
 	if err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
+	// The receiver answers anyone: bound the connections it holds (each
+	// costs memory until its timeouts drop it).
+	ln = netutil.LimitListener(ln, receiverMaxConns)
 	listening()
 	srv := receiverServer(h)
 	go func() {

@@ -9,6 +9,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
@@ -36,6 +37,12 @@ func checkURL(o Options) error {
 		return &Error{Reason: ReasonInvalidSpec, Message: fmt.Sprintf("spec.url is malformed: %s", scrubURLs(err.Error()))}
 	}
 	u := scrubURLs(o.URL)
+	if pu, err := url.Parse(o.URL); err == nil && (pu.RawQuery != "" || pu.Fragment != "" || pu.ForceQuery) {
+		// A query becomes part of every request path go-git builds
+		// ("?x=/info/refs?service=…"): a way to send chosen requests to
+		// any HTTP service the controller reaches.
+		return &Error{Reason: ReasonInvalidSpec, Message: fmt.Sprintf("%s: spec.url may not carry a query or fragment", u)}
+	}
 	switch ep.Protocol {
 	case "https", "ssh":
 		return nil

@@ -43,6 +43,9 @@ func TestCheckURL(t *testing.T) {
 		{"file, allowed", Options{URL: "file:///srv/repo", AllowFileURLs: true}, "", ""},
 		{"insecure http does not allow file", Options{URL: "file:///srv/repo", AllowInsecureHTTP: true}, ReasonURLNotAllowed, fileFlag},
 		{"git protocol", Options{URL: "git://h/r.git"}, ReasonInvalidSpec, `url scheme "git" is not supported`},
+		{"a query", Options{URL: "http://h/admin/delete?x="}, ReasonInvalidSpec, "may not carry a query or fragment"},
+		{"an empty query", Options{URL: "https://h/r.git?"}, ReasonInvalidSpec, "may not carry a query or fragment"},
+		{"a fragment", Options{URL: "https://h/r.git#x"}, ReasonInvalidSpec, "may not carry a query or fragment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkURL(tc.o)
