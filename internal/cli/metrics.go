@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,13 +48,17 @@ const (
 	flagMetricsCertDir = "metrics-cert-dir"
 )
 
-// Decision cache bounds: a Prometheus scraping every few seconds costs one
-// TokenReview and one SubjectAccessReview a minute; a flood of bad tokens
-// costs at most metricsCacheSize reviews per metricsDenyTTL.
+// Decision cache and review bounds: a Prometheus scraping every few seconds
+// costs one TokenReview and one SubjectAccessReview a minute; a flood of
+// bad tokens costs at most metricsReviewRate reviews a second (beyond it:
+// 429 without asking the API server), and never evicts a cached decision
+// that has not expired.
 const (
-	metricsAllowTTL  = time.Minute
-	metricsDenyTTL   = 10 * time.Second
-	metricsCacheSize = 1024
+	metricsAllowTTL    = time.Minute
+	metricsDenyTTL     = 10 * time.Second
+	metricsCacheSize   = 1024
+	metricsReviewRate  = 5
+	metricsReviewBurst = 20
 )
 
 // withAuthenticationAndAuthorization is a metricsserver.FilterProvider
@@ -70,7 +75,8 @@ func withAuthenticationAndAuthorization(cfg *rest.Config, httpClient *http.Clien
 	if err != nil {
 		return nil, err
 	}
-	g := &metricsGuard{authn: authn.TokenReviews(), authz: authz.SubjectAccessReviews(), now: time.Now}
+	g := &metricsGuard{authn: authn.TokenReviews(), authz: authz.SubjectAccessReviews(), now: time.Now,
+		reviews: rate.NewLimiter(metricsReviewRate, metricsReviewBurst)}
 	return func(log logr.Logger, next http.Handler) (http.Handler, error) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			code, msg := g.decide(r, log)
@@ -87,6 +93,8 @@ type metricsGuard struct {
 	authn authnclient.TokenReviewInterface
 	authz authzclient.SubjectAccessReviewInterface
 	now   func() time.Time
+	// reviews bounds the reviews asked of the API server.
+	reviews *rate.Limiter
 
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]metricsDecision
@@ -115,6 +123,9 @@ func (g *metricsGuard) decide(r *http.Request, log logr.Logger) (int, string) {
 	if hit && now.Before(d.expires) {
 		return d.code, d.msg
 	}
+	if g.reviews != nil && !g.reviews.Allow() {
+		return http.StatusTooManyRequests, "Too many requests"
+	}
 	d, cacheable := g.review(r, token, verb, log)
 	if cacheable {
 		ttl := metricsDenyTTL
@@ -122,14 +133,29 @@ func (g *metricsGuard) decide(r *http.Request, log logr.Logger) (int, string) {
 			ttl = metricsAllowTTL
 		}
 		d.expires = now.Add(ttl)
-		g.mu.Lock()
-		if g.cache == nil || len(g.cache) >= metricsCacheSize {
-			g.cache = map[[sha256.Size]byte]metricsDecision{}
-		}
-		g.cache[key] = d
-		g.mu.Unlock()
+		g.store(key, d, now)
 	}
 	return d.code, d.msg
+}
+
+// store caches d unless the cache is full of decisions that have not
+// expired: a flood of new tokens does not push out Prometheus's.
+func (g *metricsGuard) store(key [sha256.Size]byte, d metricsDecision, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cache == nil {
+		g.cache = map[[sha256.Size]byte]metricsDecision{}
+	}
+	if len(g.cache) >= metricsCacheSize {
+		for k, old := range g.cache {
+			if !now.Before(old.expires) {
+				delete(g.cache, k)
+			}
+		}
+	}
+	if len(g.cache) < metricsCacheSize {
+		g.cache[key] = d
+	}
 }
 
 func (g *metricsGuard) review(r *http.Request, token, verb string, log logr.Logger) (metricsDecision, bool) {

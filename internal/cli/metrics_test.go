@@ -8,7 +8,9 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -103,4 +105,29 @@ func TestSecureMetrics(t *testing.T) {
 	plain := metricsOptions("127.0.0.1:0", false, "")
 	assert.False(t, plain.SecureServing)
 	assert.Nil(t, plain.FilterProvider)
+}
+
+// TestMetricsDecisionCacheKeepsLiveDecisions: a flood of new tokens does
+// not push out decisions that have not expired (Prometheus's allow);
+// expired ones make room.
+func TestMetricsDecisionCacheKeepsLiveDecisions(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	g := &metricsGuard{}
+	key := func(i int) [sha256.Size]byte { return sha256.Sum256([]byte(fmt.Sprint(i))) }
+	live := metricsDecision{code: http.StatusOK, expires: now.Add(time.Minute)}
+	for i := range metricsCacheSize {
+		g.store(key(i), live, now)
+	}
+	g.store(key(-1), metricsDecision{code: http.StatusUnauthorized, expires: now.Add(time.Second)}, now)
+	if _, ok := g.cache[key(-1)]; ok || len(g.cache) != metricsCacheSize {
+		t.Fatalf("a full cache of live decisions took a new one (%d entries)", len(g.cache))
+	}
+	if _, ok := g.cache[key(0)]; !ok {
+		t.Fatal("a live decision was evicted")
+	}
+	later := now.Add(2 * time.Minute)
+	g.store(key(-1), metricsDecision{code: http.StatusUnauthorized, expires: later.Add(time.Second)}, later)
+	if _, ok := g.cache[key(-1)]; !ok || len(g.cache) != 1 {
+		t.Fatalf("expired decisions did not make room: %d entries", len(g.cache))
+	}
 }
