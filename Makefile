@@ -85,6 +85,12 @@ FUZZTIME ?= 10s
 fuzz: ## Run each native fuzz target for FUZZTIME (default 10s).
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
+MUTATE_JOBS ?= 2
+
+.PHONY: mutate
+mutate: ## Mutation score of internal/bluegreen (~50 min on 2 cores, not part of test/CI); fails below 90%; see docs/mutation.md.
+	$(GO) run ./hack/mutate -jobs $(MUTATE_JOBS) -threshold 90 -notes docs/mutation.md ./internal/bluegreen
+
 .PHONY: bench
 bench: tools ## Go + scenario benchmarks (~20 min, not part of test/CI): bench/results.md, results.json.
 	hack/bench.sh

@@ -284,8 +284,13 @@ func (d *decider) waitForActive(a *Child, y Color) {
 	d.progressing("WaitingForActiveJob", "%s", msg)
 }
 
+// waitForWindow holds a transition from a ready active job until the
+// rollout window opens. The rollout has not failed: a FAILING left by an
+// earlier wait for the active job, or by an earlier revision's rollout,
+// must not be reported for the revision that now waits.
 func (d *decider) waitForWindow() {
 	d.st.TargetRevision = d.revision()
+	d.setJob(v1alpha1.JobRunning, "")
 	msg := d.in.Window.Description
 	if msg == "" {
 		msg = "waiting for rollout window"

@@ -420,7 +420,47 @@ func (m *model) write(in Input, d Decision) error {
 	if err := m.checkLineage(); err != nil {
 		return err
 	}
+	if err := checkBookkeeping(&m.P.Status); err != nil {
+		return err
+	}
 	return m.checkLiveness()
+}
+
+// checkBookkeeping: the status fields agree with the state. A transition
+// is RECONCILING with an abort deadline; outside transitions there are no
+// deadlines; an active or savepointing colour is the active deployment,
+// and nothing is while initializing; conditions are sorted, with reasons.
+// Many code paths set these fields again on top of each other; mutation
+// testing (docs/mutation.md) counts those as equivalent because of this
+// invariant.
+func checkBookkeeping(st *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	s := st.BlueGreenState
+	switch {
+	case s == "":
+		return nil // wiped, not yet reconciled
+	case s.Transitioning():
+		if st.JobStatus.State != v1alpha1.JobReconciling || st.AbortTimestamp == nil {
+			return fmt.Errorf("%s with job %s and abort deadline %v", s, st.JobStatus.State, st.AbortTimestamp)
+		}
+	case st.AbortTimestamp != nil || st.DeploymentReadyTimestamp != nil:
+		return fmt.Errorf("%s with abort deadline %v and ready timestamp %v", s, st.AbortTimestamp, st.DeploymentReadyTimestamp)
+	}
+	want := ""
+	switch s {
+	case v1alpha1.ActiveBlue, v1alpha1.SavepointingBlue:
+		want = "-blue"
+	case v1alpha1.ActiveGreen, v1alpha1.SavepointingGreen:
+		want = "-green"
+	}
+	if (s == v1alpha1.InitializingBlue && st.ActiveDeployment != "") || !strings.HasSuffix(st.ActiveDeployment, want) {
+		return fmt.Errorf("%s with activeDeployment %q", s, st.ActiveDeployment)
+	}
+	for i, c := range st.Conditions {
+		if c.Reason == "" || i > 0 && st.Conditions[i-1].Type >= c.Type {
+			return fmt.Errorf("conditions unsorted or without a reason: %+v", st.Conditions)
+		}
+	}
+	return nil
 }
 
 // checkTruth: ACTIVE_X with job RUNNING means X runs its current spec.

@@ -43,6 +43,13 @@ func TestParseFlinkDuration(t *testing.T) {
 		{"-5", 0, true},
 		{"99999999999999999999 d", 0, true},
 		{"300000 d", 0, true},
+		{"1 day", 24 * time.Hour, false},
+		{"min", 0, true},
+		{"0s", 0, false},
+		{"0h0m", 0, false},
+		{"9223372036854775 us", 9223372036854775 * time.Microsecond, false},
+		{"9223372036854775799 ns", 9223372036854775799, false},
+		{"9223372036854775809 ns", 0, true},
 	} {
 		got, err := ParseFlinkDuration(tc.in)
 		if (err != nil) != tc.err || got != tc.want {
