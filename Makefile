@@ -88,7 +88,7 @@ fuzz: ## Run each native fuzz target for FUZZTIME (default 10s).
 MUTATE_JOBS ?= 2
 
 .PHONY: mutate
-mutate: ## Mutation score of internal/bluegreen (~50 min on 2 cores, not part of test/CI); fails below 90%; see docs/mutation.md.
+mutate: ## Mutation score of internal/bluegreen (30-50 min on 2 cores, not part of test/CI); fails below 90%; see docs/mutation.md.
 	$(GO) run ./hack/mutate -jobs $(MUTATE_JOBS) -threshold 90 -notes docs/mutation.md ./internal/bluegreen
 
 .PHONY: bench

@@ -114,9 +114,8 @@ var errSourceNotVerified = errors.New("has not applied this object: no commit st
 // or nil with how soon to look again. The annotation that names it is
 // trusted within a namespace (whoever may create p there could create a
 // GitRepository there too); across namespaces only when that
-// GitRepository's inventory lists p, i.e. it applied p itself. While that
-// GitRepository is applying p's revision, its inventory may not list p
-// yet: look again shortly. A GitRepository of another namespace that does
+// GitRepository's inventory lists p, i.e. it applied p itself, or while it
+// is applying p's revision (its inventory cannot list p yet). A GitRepository of another namespace that does
 // not exist is reported as one that did not apply p: p's readers learn
 // nothing about other namespaces.
 func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.GitRepository, time.Duration, error) {
@@ -133,7 +132,13 @@ func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBl
 	}
 	rev := p.Annotations[v1alpha1.RevisionAnnotation]
 	if gr != nil && rev != "" && gr.Status.LastAttemptedRevision == rev && gr.Status.LastAppliedRevision != rev {
-		return nil, forgeRetry, nil
+		// The GitRepository is applying p's revision and writes its
+		// inventory only when the apply ends: the first decisions of a
+		// new object (a first deployment's pending) fall in between and
+		// are posted, or a fast rollout would show only its verdict. A
+		// forged annotation gains no more than a status, under its own
+		// context, on the commit being applied, and only while it is.
+		return gr, 0, nil
 	}
 	return nil, 0, fmt.Errorf("GitRepository %s %w", src, errSourceNotVerified)
 }

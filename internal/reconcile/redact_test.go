@@ -220,8 +220,8 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 		applying := gr.DeepCopy()
 		applying.Status.LastAttemptedRevision = rev
 		p := fbgd("b")
-		assert.Equal(t, forgeRetry, reporter(applying).ReportRollout(context.Background(), p), "looked at again once the inventory is written")
-		assert.Zero(t, requests.Load())
+		reporter(applying).ReportRollout(context.Background(), p)
+		assert.NotZero(t, requests.Load(), "a new object's first status is posted while its revision is applied, before the inventory lists it")
 	})
 	t.Run("another namespace, in its inventory", func(t *testing.T) {
 		requests.Store(0)
