@@ -78,7 +78,7 @@ func newControllerCommand() *cobra.Command {
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
 	fl.BoolVar(&f.render.AllowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources (fetched by the controller, within the render limits)")
-	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included")
+	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included; a build that runs out of its own time is not retried until the next commit")
 	fl.IntVar(&f.render.MaxFileReads, "render-max-file-reads", render.DefaultMaxFileReads, "most file reads of one kustomize build (a base included n times counts n times); negative: no limit")
 	fl.Var(newQuantity(&f.render.MaxBytes, render.DefaultMaxBytes), "render-max-bytes", "most bytes one kustomize build may read, counted like the file reads; negative: no limit")
 	fl.Var(newQuantity(&f.git.MaxFetchBytes, source.DefaultMaxFetchBytes), source.FlagMaxFetchSize, "most bytes one git fetch may receive (the compressed pack); negative: no limit")
@@ -90,7 +90,8 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.tenancy.DefaultServiceAccount, "default-service-account", "", "ServiceAccount impersonated, in a GitRepository's own namespace, when spec.serviceAccountName is empty")
 	fl.BoolVar(&f.tenancy.RequireServiceAccount, "require-service-account", false, "refuse GitRepositories without spec.serviceAccountName when no --default-service-account is set (never apply with the controller's identity)")
 	fl.StringSliceVar(&f.tenancy.ClusterWideNamespaces, "cluster-wide-namespaces", nil, "namespaces whose GitRepositories may apply into other namespaces and cluster-scoped objects (* for all); any other GitRepository writes only namespaced objects of its own namespace")
-	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may render; negative: no limit")
+	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may read or render (resources, list items, patches, generated objects; a file read n times counts n times); negative: no limit")
+	fl.Int64Var(&f.render.MaxNodes, "render-max-nodes", render.DefaultMaxNodes, "most YAML nodes one kustomize build may read (bounds its memory: about half a KiB per node); negative: no limit")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
 	// Profiling for `make bench`; hidden because it is not for production.

@@ -105,9 +105,14 @@ func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 // retryableRender reports whether a failed build may succeed unchanged: it
-// ran out of time (on a busy controller, or waiting for another build),
-// which is no property of the revision.
+// ran out of time waiting for other builds to make room (Waiting), which is
+// no property of the revision. A build that itself ran past its time limit
+// is terminal for the revision like any other limit: a retry would run the
+// same kustomize work again, and the abandoned run goes on until its next
+// file operation, so every retry would start another one (memory grows,
+// and the runs hold the places other builds wait for). The revision is
+// built again at the next poll interval or with a new commit.
 func retryableRender(err error) bool {
 	var le *render.LimitError
-	return errors.As(err, &le) && (le.Waiting || le.Limit == render.LimitTime)
+	return errors.As(err, &le) && le.Waiting
 }

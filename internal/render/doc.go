@@ -38,23 +38,61 @@ Licensed under the Apache License, Version 2.0.
 // Every build is bounded, so that one repository cannot stall or exhaust
 // the controller that renders all of them. Zero Options fields mean:
 //
-//	Timeout       30s     wall clock, waiting for other builds included
-//	MaxFileReads  2000    file reads; a file read n times counts n times
-//	MaxBytes      32 MiB  bytes of all reads, counted the same way, YAML
-//	                      aliases as expanded
-//	MaxObjects    2000    objects rendered
+//	Timeout       30s      wall clock, waiting for other builds included
+//	MaxFileReads  2000     file reads; a file read n times counts n times
+//	MaxBytes      32 MiB   bytes of all reads, counted the same way, YAML
+//	                       aliases as expanded
+//	MaxObjects    2000     objects read and rendered
+//	MaxNodes      200,000  YAML nodes of all reads, counted the same way
 //
 // A negative value is no limit. A build over a limit fails with a
 // *LimitError (errors.Is ErrLimitExceeded) naming the limit and its value.
-// The reads are counted in the sandbox as kustomize makes them, so a build
-// that includes a base over and over (2^n objects from 3n files) stops at
-// the limit, not after rendering. Build returns at the deadline even when
-// kustomize is stuck where the sandbox cannot see it (a remote base that
-// never answers); the abandoned run fails at its next file operation.
-// Copies in JSON patches are capped at 2 MiB per patch and object.
-// Not bounded: the bytes kustomize itself fetches or clones for remote
-// bases (only the time), and memory a build within these limits can still
-// take (a patch applied to every object multiplies them).
+//
+// Everything is counted in the sandbox as kustomize reads, and charged
+// before kustomize sees the file: kustomize does its expensive work (many
+// objects, whose handling grows with their square; parsing) with no file
+// operation in between, so anything counted after it would come minutes
+// late. A build that includes a base over and over (2^n objects from 3n
+// files) stops at the read limits. Objects are bounded from the text of
+// each file read (fileObjects): every document, every item of a List
+// however nested or written (JSON on one line included), every ConfigMap
+// and Secret a kustomization generates, every document of a patch or a
+// plugin config; a fuzz test holds the count against kustomize's own
+// factory. YAML nodes are estimated without parsing (yamlNodes, fuzzed
+// against go-yaml) and are what kustomize's memory grows with, at about
+// half a KiB each: text that is only text (a block or quoted string under
+// a key) counts one node per 64 bytes, a file the build reads only as a
+// generator's data counts only as text, and the shapes whose cost grows
+// with their square (a mapping with thousands of keys, deep nesting) count
+// more. Measured with the defaults (BenchmarkWorstFileWithinLimits), the
+// worst file within the limits (a flow or block list of scalars) peaks at
+// 105-120 MiB of heap, 8 MiB of text at 70-95 MiB, and 1,400 realistic
+// Deployments at about 75 MiB (sampled peaks, run to run); 2,000
+// Deployments need MaxNodes at about 290,000 and take about 110 MiB. Bytes alone would not bound
+// memory (the same 256 KiB cost 3 MiB as a string and 140 MiB as a flow
+// list), which is why there is no cap per file below the source's 8 MiB.
+//
+// A YAML alias inside the node its anchor names (x: &a [*a]) makes
+// kustomize recurse until the stack overflows, which kills the process: it
+// is refused (ErrAliasCycle), in files and in strings kustomize parses
+// again. Copies in JSON patches are capped at 2 MiB per patch and object.
+// Not bounded: the bytes kustomize itself fetches for remote bases (HTTP
+// files are not read through the sandbox, so their objects and nodes count
+// only once rendered; only the time bounds them), and the memory of a
+// patch applied to many objects (it multiplies them).
+//
+// # Time, and builds that overrun
+//
+// Build returns at the deadline even when kustomize is stuck where the
+// sandbox cannot see it (a remote base that never answers) or computes
+// with no file operation. Its goroutine cannot be stopped: it fails at its
+// next file operation. At most two kustomize goroutines run at once in the
+// process (running.go), abandoned ones included until kustomize really
+// returns; a build waits for a place until its own deadline and then fails
+// with a LimitError that is Waiting (a later attempt may succeed: callers
+// retry only those). A build that overran its own time limit is not
+// Waiting: it would take as long again, and each attempt would leave
+// another goroutine running.
 //
 // # Concurrency
 //
@@ -62,5 +100,10 @@ Licensed under the Apache License, Version 2.0.
 // every run. Builds whose kustomizations have no openapi field leave it at
 // kyaml's default, already parsed, and run concurrently; a build with an
 // openapi field runs alone and puts the default back (schema.go). A build
-// waits for that at most until its own deadline.
+// waits for that at most until its own deadline. Past its deadline, an
+// abandoned build leaves the gate at its next file operation (or at the
+// deadline, if it is inside one), the schema build restoring the default
+// schema first, so it holds others back only while kustomize computes on
+// what it has read. A build that sets the schema may not use remote bases
+// (ErrRemoteInSchemaBuild): a fetch has no file operation to stop at.
 package render

@@ -22,6 +22,12 @@ var (
 	ErrAbsolutePath = errors.New("absolute paths are not allowed")
 	// ErrRemoteRefused: a remote base or resource while remote bases are off.
 	ErrRemoteRefused = errors.New("remote bases are disabled (--allow-remote-bases)")
+	// ErrRemoteInSchemaBuild: a remote base or resource in a build whose
+	// kustomization sets an openapi schema. Such a build runs alone, and a
+	// fetch, which no file operation interrupts, could keep every other
+	// build waiting past its deadline (schema.go).
+	ErrRemoteInSchemaBuild = errors.New("remote bases are not allowed in a build that sets kustomize's OpenAPI schema " +
+		"(it runs alone, and a fetch cannot be interrupted)")
 	// ErrFileURLRefused: a file:// remote base (it would clone any
 	// repository on the controller's disk) without Options.AllowFileURLs.
 	ErrFileURLRefused = errors.New("file:// remote bases are disabled (--allow-file-urls)")

@@ -219,7 +219,7 @@ func TestBuildThatSetsTheSchemaRunsAlone(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, LimitTime, le.Limit)
 	assert.True(t, le.Waiting, "it ran out of time waiting, not working")
-	assert.Contains(t, err.Error(), "while waiting for another build that sets kustomize's OpenAPI schema")
+	assert.Contains(t, err.Error(), "while waiting for other builds")
 
 	// ...and while one waits, shared builds still start and finish.
 	inLine := make(chan struct{})
@@ -339,7 +339,7 @@ func TestLimits(t *testing.T) {
 		files: map[string]string{"app/kustomization.yaml": kustomization("a.yaml", "b.yaml"), "app/a.yaml": configMap, "app/b.yaml": strings.Replace(configMap, "app-config", "other", 1)},
 		opts:  Options{Limits: Limits{MaxObjects: 1}},
 		limit: LimitObjects,
-		msg:   "render limit exceeded: more than 1 objects rendered",
+		msg:   "render limit exceeded: more than 1 objects read or rendered",
 	}, {
 		name:  "bytes",
 		files: map[string]string{"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": big},

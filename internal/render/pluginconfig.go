@@ -82,7 +82,7 @@ func (p *preflight) checkConfigs() error {
 				return c.fail(err)
 			}
 			if field, url, ok := findURL(tree, ""); ok {
-				return c.fail(&urlError{URL: url, Field: field, Kind: res.GetKind(), Name: res.GetName()})
+				return c.fail(&urlError{URL: url, Field: field, Kind: res.GetKind(), Name: res.GetName(), Err: p.remoteRefused()})
 			}
 		}
 	}
@@ -100,13 +100,14 @@ func (c pluginConfig) fail(err error) error {
 // urlError names a URL found in a plugin config.
 type urlError struct {
 	URL, Field, Kind, Name string
+	Err                    error // ErrRemoteRefused or ErrRemoteInSchemaBuild
 }
 
 func (e *urlError) Error() string {
-	return fmt.Sprintf("%s: %v; field %s of %s %s", redact(e.URL), ErrRemoteRefused, e.Field, e.Kind, e.Name)
+	return fmt.Sprintf("%s: %v; field %s of %s %s", redact(e.URL), e.Err, e.Field, e.Kind, e.Name)
 }
 
-func (e *urlError) Unwrap() error { return ErrRemoteRefused }
+func (e *urlError) Unwrap() error { return e.Err }
 
 // dataKeys are the keys whose values kustomize only ever uses as data
 // (annotation values, generator literals, ValueAddTransformer's value),

@@ -45,7 +45,13 @@ type preflight struct {
 	fs          *sandboxFS
 	allowRemote bool
 	allowFile   bool
+	// schemaBuild: remote references are refused because the build sets
+	// the schema (ErrRemoteInSchemaBuild), not because they are off.
+	schemaBuild bool
 	seen        map[string]bool
+	// dataRefs and otherRefs are the files kustomizations name, as a
+	// generator's data and otherwise (dataOnly).
+	dataRefs, otherRefs map[string]bool
 	// openAPI is set when a kustomization has an openapi field: the build
 	// changes kustomize's process-wide schema and must run alone.
 	openAPI bool
@@ -81,7 +87,7 @@ func (p *preflight) dir(dir string) error {
 	}
 	if !p.allowRemote {
 		if field, url, ok := findURL(withoutInlineConfigs(tree), ""); ok {
-			return &refError{Field: field, Ref: url, File: relFile, Err: ErrRemoteRefused}
+			return &refError{Field: field, Ref: url, File: relFile, Err: p.remoteRefused()}
 		}
 	}
 	for _, pl := range []struct {
@@ -178,7 +184,7 @@ func (p *preflight) check(dir, file string, r ref) error {
 	if isRemote(v) {
 		switch {
 		case !p.allowRemote:
-			return ErrRemoteRefused
+			return p.remoteRefused()
 		case isFileURL(v) && !p.allowFile:
 			return ErrFileURLRefused
 		}
@@ -195,6 +201,7 @@ func (p *preflight) check(dir, file string, r ref) error {
 		return ErrNotFound
 	}
 	isDir := p.fs.inner.IsDir(resolved)
+	p.noteRef(r, resolved)
 	if r.dir && isDir {
 		if err := p.dir(resolved); err != nil {
 			return err
@@ -215,6 +222,44 @@ func (p *preflight) check(dir, file string, r ref) error {
 		}
 	}
 	return nil
+}
+
+func (p *preflight) remoteRefused() error {
+	if p.schemaBuild {
+		return ErrRemoteInSchemaBuild
+	}
+	return ErrRemoteRefused
+}
+
+// noteRef records a file a kustomization names, for dataOnly.
+func (p *preflight) noteRef(r ref, resolved string) {
+	if p.dataRefs == nil {
+		p.dataRefs, p.otherRefs = map[string]bool{}, map[string]bool{}
+	}
+	if r.field == dataField("configMapGenerator") || r.field == dataField("secretGenerator") {
+		p.dataRefs[resolved] = true
+	} else {
+		p.otherRefs[resolved] = true
+	}
+}
+
+func dataField(generator string) string { return generator + " file" }
+
+// dataOnly returns the files the build reads only as a generator's data:
+// named as such, and by nothing else. A build with generator, transformer
+// or validator configs has none: a config may name any file as a path
+// (a PatchTransformer's patch), which the preflight does not resolve.
+func (p *preflight) dataOnly() map[string]bool {
+	if len(p.configs) > 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for f := range p.dataRefs {
+		if !p.otherRefs[f] {
+			out[f] = true
+		}
+	}
+	return out
 }
 
 // isInline reports whether a generators/transformers/validators entry is
@@ -263,10 +308,10 @@ func refs(k *types.Kustomization) []ref {
 		add("replacement", false, rp.Path)
 	}
 	for _, g := range k.ConfigMapGenerator {
-		out = append(out, kvRefs("configMapGenerator file", g.KvPairSources)...)
+		out = append(out, kvRefs(dataField("configMapGenerator"), g.KvPairSources)...)
 	}
 	for _, g := range k.SecretGenerator {
-		out = append(out, kvRefs("secretGenerator file", g.KvPairSources)...)
+		out = append(out, kvRefs(dataField("secretGenerator"), g.KvPairSources)...)
 	}
 	return out
 }

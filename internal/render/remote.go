@@ -46,8 +46,9 @@ func isFileURL(ref string) bool {
 
 // checkRemoteKustomization holds a kustomization read from a remote-base
 // clone (which no preflight saw) to the rules of the build: no file:// bases
-// unless allowed, and no openapi field unless the build runs alone (it
-// would replace kustomize's process-wide schema under concurrent builds).
+// unless allowed, and no openapi field (it would replace kustomize's
+// process-wide schema under concurrent builds; a build that sets the schema
+// runs alone and may not use remote bases, so none reaches here).
 func (s *sandboxFS) checkRemoteKustomization(cloneRoot, p string, data []byte) error {
 	if !isKustomizationFile(p) {
 		return nil

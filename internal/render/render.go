@@ -49,8 +49,11 @@ type Options struct {
 
 	// readHook, for tests, is called before every file read.
 	readHook func(path string)
+	// readDone, for tests, is called with what every file read kustomize
+	// makes returns to it.
+	readDone func(path string, err error)
 	// gateHook, for tests, is called when the build starts waiting for
-	// other builds (schema.go).
+	// other builds (running.go, schema.go).
 	gateHook func()
 }
 
@@ -67,8 +70,15 @@ type Limits struct {
 	MaxFileReads int
 	// MaxBytes bounds the bytes of all file reads, counted the same way.
 	MaxBytes int64
-	// MaxObjects bounds the number of objects rendered.
+	// MaxObjects bounds the number of objects: every document kustomize
+	// reads (resources, items of Lists, patches, plugin configs) and every
+	// ConfigMap and Secret a kustomization generates, counted as the files
+	// are read and before kustomize parses them, and the objects rendered.
 	MaxObjects int
+	// MaxNodes bounds the YAML nodes of the files read (estimated before
+	// they are parsed; long text counts one per 64 bytes), which is what
+	// kustomize's memory grows with.
+	MaxNodes int64
 }
 
 // Build runs kustomize in-process on the directory path inside root (a
@@ -100,9 +110,11 @@ func BuildYAML(root, path string, opts Options) ([]byte, error) {
 //
 // kustomize runs on its own goroutine so that the caller returns at the
 // deadline even when kustomize is stuck where the sandbox cannot see it (an
-// HTTP fetch of a remote base, a git clone). That goroutine then fails at
-// its next file operation, and holds its place in the schema gate until it
-// ends.
+// HTTP fetch of a remote base, a git clone) or computes without a file
+// operation. That goroutine fails at its next file operation, and keeps
+// its place among the running ones (running.go) until kustomize returns;
+// past the deadline it leaves the schema gate at its next file operation
+// (schema.go).
 func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliases ...string) ([]*unstructured.Unstructured, error) {
 	fail := func(err error) error {
 		return &BuildError{Path: path, Err: err, root: append([]string{sb.root}, aliases...)}
@@ -119,32 +131,42 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 	if err != nil {
 		return nil, fail(err)
 	}
-	if opts.AllowRemoteBases {
-		sb.allowClones()
-	}
 	pf := &preflight{fs: sb, allowRemote: opts.AllowRemoteBases, allowFile: opts.AllowFileURLs, seen: map[string]bool{}}
 	if err := pf.dir(dir); err != nil {
 		return nil, fail(sb.budget.cause(err))
 	}
+	if pf.openAPI && opts.AllowRemoteBases {
+		// A build that sets the schema holds the gate alone; a remote
+		// fetch could hold it past the deadline, with no file operation
+		// to stop at. Check again as if remote bases were off.
+		pf = &preflight{fs: sb, schemaBuild: true, allowFile: opts.AllowFileURLs, seen: map[string]bool{}}
+		if err := pf.dir(dir); err != nil {
+			return nil, fail(sb.budget.cause(err))
+		}
+	} else if opts.AllowRemoteBases {
+		sb.allowClones()
+	}
 	sb.exclusive = pf.openAPI
+	sb.dataOnly = pf.dataOnly()
+	run := &buildRun{ctx: ctx}
+	sb.run = run
 
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
-	var running atomic.Bool // past the gate: a deadline is then the build's own
+	var started atomic.Bool // past the waits: a deadline is then the build's own
 	go func() {
 		var r result
-		defer func() {
-			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("kustomize panicked: %v", p)}
-			}
-			sb.releaseClones()
-			done <- r
-		}()
-		r.err = runGated(ctx, sb.exclusive, opts.gateHook, func() error {
-			running.Store(true)
+		defer func() { done <- r }()
+		defer sb.releaseClones()
+		r.err = run.run(sb.exclusive, opts.gateHook, func() { started.Store(true) }, func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("kustomize panicked: %v", p)
+				}
+			}()
 			if err := pf.checkConfigs(); err != nil {
 				return err
 			}
@@ -172,7 +194,7 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 		}
 	}
 	if r.err != nil {
-		if errors.Is(r.err, context.DeadlineExceeded) && !running.Load() {
+		if errors.Is(r.err, context.DeadlineExceeded) && !started.Load() {
 			return nil, fail(&LimitError{Limit: LimitTime, Max: int64(lim.timeout), Waiting: true})
 		}
 		if refused := sb.firstRefusal(); refused != nil && sb.budget.hit.Load() == nil {

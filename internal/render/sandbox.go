@@ -25,12 +25,21 @@ import (
 // remote bases into are reachable too, each under the same rule with the
 // clone as its root, and only by the build that cloned it. Every operation
 // is charged to the build's budget, so a build past its deadline or over
-// its read limits fails at its next file operation.
+// its read limits fails at its next file operation, and every file read is
+// charged its objects and YAML nodes before kustomize sees it. Every
+// operation is also a point where the build's goroutine touches no kyaml
+// state, where it leaves the schema gate once past its deadline (schema.go).
 type sandboxFS struct {
 	inner  filesys.FileSystem
 	root   string
 	links  linkReader
 	budget *budget
+	// run is the build's goroutine state (nil outside a build).
+	run *buildRun
+	// dataOnly holds the files the build reads only as a generator's data
+	// (configMapGenerator/secretGenerator files): kustomize does not parse
+	// them, so only their text counts (a dashboard in JSON is one string).
+	dataOnly map[string]bool
 	// lazy holds files whose content is read only when kustomize reads
 	// them (BuildRef: blobs of a Git tree); inner holds an empty stand-in.
 	lazy map[string]lazyFile
@@ -181,6 +190,32 @@ func (s *sandboxFS) path(p string) (filesys.FileSystem, string, error) {
 	return s.inner, r, nil
 }
 
+// op brackets a file operation: the caller defers the function it returns
+// with the operation's error. Past the build's deadline the operation
+// fails, whatever it did: a goroutine that stepped out of the schema gate
+// must not get a schema file to set.
+func (s *sandboxFS) op() func(*error) {
+	s.run.enterOp()
+	return func(err *error) {
+		s.run.exitOp()
+		if s.run != nil && *err == nil {
+			*err = s.budget.alive()
+		}
+	}
+}
+
+// opBool is op for the operations that answer yes or no.
+func (s *sandboxFS) opBool() func(*bool) {
+	done := s.op()
+	return func(ok *bool) {
+		var err error
+		done(&err)
+		if err != nil {
+			*ok = false
+		}
+	}
+}
+
 func (s *sandboxFS) Create(p string) (filesys.File, error) { return nil, s.readOnly(p) }
 func (s *sandboxFS) Mkdir(p string) error                  { return s.readOnly(p) }
 func (s *sandboxFS) MkdirAll(p string) error               { return s.readOnly(p) }
@@ -188,7 +223,8 @@ func (s *sandboxFS) WriteFile(p string, _ []byte) error    { return s.readOnly(p
 
 // RemoveAll is only used by kustomize to clean up its clones: a clone of
 // this build, or one nobody read yet (a clone that failed).
-func (s *sandboxFS) RemoveAll(p string) error {
+func (s *sandboxFS) RemoveAll(p string) (err error) {
+	defer s.op()(&err)
 	clean := filepath.Clean(p)
 	if root, ok := s.cloneRoot(clean); ok && root == clean {
 		cloneMu.Lock()
@@ -208,27 +244,31 @@ func (s *sandboxFS) readOnly(p string) error {
 	return fmt.Errorf("write %s: %w", p, ErrReadOnly)
 }
 
-// Open is not used by kustomize builds; it is charged like a read.
-func (s *sandboxFS) Open(p string) (filesys.File, error) {
-	fsys, r, err := s.path(p)
-	if err != nil {
+// Open is not used by kustomize builds, and what is read through a file
+// handle could not be counted before kustomize parses it: it is refused.
+func (s *sandboxFS) Open(p string) (f filesys.File, err error) {
+	defer s.op()(&err)
+	if _, _, err := s.path(p); err != nil {
 		return nil, err
 	}
-	if _, ok := s.lazy[r]; ok {
-		return nil, fmt.Errorf("open %s: not supported in a build from a Git tree", p)
-	}
-	if err := s.budget.read(r, s.size(fsys, r)); err != nil {
-		return nil, err
-	}
-	return fsys.Open(r)
+	return nil, fmt.Errorf("open %s: not supported in a build; files are read whole", p)
 }
 
-func (s *sandboxFS) ReadFile(p string) ([]byte, error) {
+func (s *sandboxFS) ReadFile(p string) (data []byte, err error) {
+	if s.budget != nil && s.budget.lim.readDone != nil {
+		defer func() { s.budget.lim.readDone(p, err) }()
+	}
+	defer s.op()(&err)
+	defer func() {
+		if err != nil {
+			data = nil
+		}
+	}()
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.readResolved(fsys, r)
+	data, err = s.read(fsys, r, true)
 	if err != nil {
 		return nil, err
 	}
@@ -240,10 +280,17 @@ func (s *sandboxFS) ReadFile(p string) ([]byte, error) {
 	return data, nil
 }
 
-// readResolved reads the resolved path r, charging the budget before the
-// content is read when its size is known (a file larger than what is left
-// is never read into memory).
+// readResolved reads the resolved path r for the preflight, whose reads
+// make no objects.
 func (s *sandboxFS) readResolved(fsys filesys.FileSystem, r string) ([]byte, error) {
+	return s.read(fsys, r, false)
+}
+
+// read reads the resolved path r, charging the budget before the content
+// is read when its size is known (a file larger than what is left is never
+// read into memory), and charging its YAML nodes and, for a read of
+// kustomize (objects), its objects before it returns the content.
+func (s *sandboxFS) read(fsys filesys.FileSystem, r string, objects bool) ([]byte, error) {
 	size := s.size(fsys, r)
 	if err := s.budget.read(r, size); err != nil {
 		return nil, err
@@ -261,10 +308,43 @@ func (s *sandboxFS) readResolved(fsys filesys.FileSystem, r string) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	extra := int64(len(data)) - max(size, 0)
-	extra = satAdd(max(extra, 0), aliasExpansion(data))
-	if extra > 0 {
+	if extra := int64(len(data)) - max(size, 0); extra > 0 {
 		if err := s.budget.more(extra); err != nil {
+			return nil, err
+		}
+	}
+	dataOnly := s.dataOnly[r]
+	objects = objects && !dataOnly
+	// Objects first where a scan tells them (the usual, clearer refusal
+	// of many objects); then the nodes, which bound every parse below:
+	// the one that measures the aliases, and the one that counts the
+	// objects of Lists and of kustomizations.
+	if objects && !isKustomizationFile(r) {
+		if n, ok := documentObjects(data); ok {
+			if err := s.budget.readObjects(n); err != nil {
+				return nil, err
+			}
+			objects = false
+		}
+	}
+	if err := s.budget.readNodes(readNodes(r, data, dataOnly)); err != nil {
+		return nil, err
+	}
+	if dataOnly {
+		return data, nil
+	}
+	aliasBytes, aliasNodes, err := aliasCost(data)
+	if err != nil {
+		return nil, s.refuse(fmt.Errorf("%s: %w", rel(s.root, r), err))
+	}
+	if err := s.budget.more(aliasBytes); err != nil {
+		return nil, err
+	}
+	if err := s.budget.readNodes(aliasNodes); err != nil {
+		return nil, err
+	}
+	if objects {
+		if err := s.budget.readObjects(fileObjects(r, data)); err != nil {
 			return nil, err
 		}
 	}
@@ -304,17 +384,20 @@ func readCapped(p string, limit int64) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-func (s *sandboxFS) IsDir(p string) bool {
+func (s *sandboxFS) IsDir(p string) (ok bool) {
+	defer s.opBool()(&ok)
 	fsys, r, err := s.path(p)
 	return err == nil && fsys.IsDir(r)
 }
 
-func (s *sandboxFS) Exists(p string) bool {
+func (s *sandboxFS) Exists(p string) (ok bool) {
+	defer s.opBool()(&ok)
 	fsys, r, err := s.path(p)
 	return err == nil && fsys.Exists(r)
 }
 
-func (s *sandboxFS) ReadDir(p string) ([]string, error) {
+func (s *sandboxFS) ReadDir(p string) (_ []string, err error) {
+	defer s.op()(&err)
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return nil, err
@@ -324,7 +407,8 @@ func (s *sandboxFS) ReadDir(p string) ([]string, error) {
 
 // CleanedAbs is implemented here rather than delegated: the on-disk version
 // calls log.Fatalf on some inputs, which no recover can catch.
-func (s *sandboxFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+func (s *sandboxFS) CleanedAbs(p string) (_ filesys.ConfirmedDir, _ string, err error) {
+	defer s.op()(&err)
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return "", "", err
@@ -339,7 +423,8 @@ func (s *sandboxFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 }
 
 // Glob returns the matches that resolve inside the repository.
-func (s *sandboxFS) Glob(pattern string) ([]string, error) {
+func (s *sandboxFS) Glob(pattern string) (_ []string, err error) {
+	defer s.op()(&err)
 	fsys, r, err := s.path(filepath.Dir(pattern))
 	if err != nil {
 		return nil, err
@@ -357,7 +442,9 @@ func (s *sandboxFS) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
-func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) error {
+// Walk calls back into kustomize: the callback runs outside the operation.
+func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) (err error) {
+	defer s.op()(&err)
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return err
@@ -366,6 +453,8 @@ func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) error {
 		if berr := s.budget.alive(); berr != nil {
 			return berr
 		}
+		s.run.exitOp()
+		defer s.run.enterOp()
 		return fn(path, info, err)
 	})
 }
