@@ -29,26 +29,28 @@ import (
 )
 
 type controllerFlags struct {
-	kubeconfig         string
-	metricsAddr        string
-	metricsSecure      bool
-	metricsCertDir     string
-	probeAddr          string
-	receiverAddr       string
-	leaderElect        bool
-	leaderElectionNS   string
-	concurrent         int
-	watchLabelSelector string
-	render             render.Options
-	git                source.Limits
-	allowFileURLs      bool
-	allowInsecureHTTP  bool
-	tenancy            reconcile.Tenancy
-	cacheDir           string
-	qps                float32
-	burst              int
-	development        bool
-	pprofAddr          string
+	kubeconfig             string
+	metricsAddr            string
+	metricsSecure          bool
+	metricsCertDir         string
+	probeAddr              string
+	receiverAddr           string
+	leaderElect            bool
+	leaderElectionNS       string
+	concurrent             int
+	watchLabelSelector     string
+	render                 render.Options
+	maxCacheBytes          int64
+	concurrentPerNamespace int
+	git                    source.Limits
+	allowFileURLs          bool
+	allowInsecureHTTP      bool
+	tenancy                reconcile.Tenancy
+	cacheDir               string
+	qps                    float32
+	burst                  int
+	development            bool
+	pprofAddr              string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -76,6 +78,7 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
+	fl.IntVar(&f.concurrentPerNamespace, "concurrent-per-namespace", 0, "GitRepository reconciles of one namespace running at once (a fetch that hangs holds a worker up to spec.timeout); 0: all of --concurrent but one, negative: no limit")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
 	fl.BoolVar(&f.render.AllowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources (fetched by the controller, within the render limits)")
 	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included; a build that runs out of its own time is not retried until the next commit")
@@ -93,6 +96,7 @@ func newControllerCommand() *cobra.Command {
 	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may read or render (resources, list items, patches, generated objects; a file read n times counts n times); negative: no limit")
 	fl.Int64Var(&f.render.MaxNodes, "render-max-nodes", render.DefaultMaxNodes, "most YAML nodes one kustomize build may read (bounds its memory: about half a KiB per node); negative: no limit")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
+	fl.Var(newQuantity(&f.maxCacheBytes, source.DefaultMaxCacheBytes), source.FlagMaxCacheSize, "most bytes of the checkouts not in use; past it the least recently used are removed (and fetched afresh when next needed); negative: no limit")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
 	// Profiling for `make bench`; hidden because it is not for production.
 	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address of net/http/pprof; empty disables it")
@@ -150,14 +154,16 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		return nil, err
 	}
 	err = reconcile.Setup(mgr, reconcile.Options{
-		ReceiverAddress:   f.receiverAddr,
-		Render:            f.render,
-		AllowFileURLs:     f.allowFileURLs,
-		AllowInsecureHTTP: f.allowInsecureHTTP,
-		GitLimits:         f.git,
-		Tenancy:           f.tenancy,
-		CacheDir:          f.cacheDir,
-		Concurrent:        f.concurrent,
+		ReceiverAddress:        f.receiverAddr,
+		Render:                 f.render,
+		AllowFileURLs:          f.allowFileURLs,
+		AllowInsecureHTTP:      f.allowInsecureHTTP,
+		GitLimits:              f.git,
+		Tenancy:                f.tenancy,
+		CacheDir:               f.cacheDir,
+		MaxCacheBytes:          f.maxCacheBytes,
+		Concurrent:             f.concurrent,
+		ConcurrentPerNamespace: f.concurrentPerNamespace,
 	})
 	return mgr, err
 }

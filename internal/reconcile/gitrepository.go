@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
@@ -38,8 +37,11 @@ type GitRepositoryReconciler struct {
 	Recorder  events.EventRecorder
 	Applier   *apply.Applier
 	Renderer  *Renderer
-	// CacheDir holds one git checkout per object.
-	CacheDir string
+	// Cache holds one git checkout per object, within a byte budget.
+	Cache *source.Cache
+	// Slots bound the reconciles of one namespace that run at once (nil:
+	// no bound).
+	Slots *namespaceSlots
 	// GitLimits, AllowFileURLs and AllowInsecureHTTP apply to every fetch
 	// (see source.Options).
 	GitLimits         source.Limits
@@ -57,6 +59,9 @@ type gitRun struct {
 	gr      *v1alpha1.GitRepository
 	base    *v1alpha1.GitRepository
 	fetched source.Result
+	// dir is the object's cache directory, kept from eviction while the
+	// reconcile runs.
+	dir string
 	result  ctrl.Result
 	// stalled: the outcome is stalled (finish); summarize keeps Stalled.
 	stalled bool
@@ -83,6 +88,12 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if !gr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	release, ok := r.Slots.acquire(gr.Namespace)
+	if !ok {
+		logf.FromContext(ctx).V(1).Info("other GitRepositories of the namespace hold its workers", "requeueAfter", busyRetry)
+		return ctrl.Result{RequeueAfter: busyRetry}, nil
+	}
+	defer release()
 	run := &gitRun{gr: gr, base: gr.DeepCopy()}
 	return r.finish(ctx, run, r.steps(ctx, run))
 }
@@ -92,6 +103,13 @@ func (r *GitRepositoryReconciler) steps(ctx context.Context, run *gitRun) error 
 	if run.gr.IsSuspended() {
 		return nil
 	}
+	dir, release := r.Cache.Acquire(run.gr.Namespace, run.gr.Name)
+	run.dir = dir
+	defer func() {
+		if evicted := release(); len(evicted) > 0 {
+			logf.FromContext(ctx).V(1).Info("git cache over budget: checkouts removed, fetched afresh when next needed", "evicted", evicted)
+		}
+	}()
 	for _, s := range []step{r.acknowledge, r.ensureWebhookPath, r.schedule, r.fetch, r.build} {
 		if err := s(ctx, run); err != nil {
 			return err
@@ -136,7 +154,7 @@ func (r *GitRepositoryReconciler) report(run *gitRun, o outcome) {
 // take a running Flink job down with it.
 func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
 	r.Renderer.Forget(id)
-	_ = os.RemoveAll(filepath.Join(r.CacheDir, id.Namespace, id.Name))
+	r.Cache.Forget(id.Namespace, id.Name)
 }
 
 func (r *GitRepositoryReconciler) now() time.Time {
@@ -192,7 +210,7 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	}
 	res, err := source.Fetch(ctx, source.Options{
 		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
-		Dir: filepath.Join(r.CacheDir, gr.Namespace, gr.Name), LastRevision: last,
+		Dir: run.dir, LastRevision: last,
 		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
 	})
 	if err != nil {

@@ -43,8 +43,16 @@ type Options struct {
 	Render render.Options
 	// CacheDir holds git checkouts; a temporary directory when empty.
 	CacheDir string
+	// MaxCacheBytes is the budget of the checkouts not in use
+	// (--git-max-cache-size); 0 takes source.DefaultMaxCacheBytes,
+	// negative is no budget.
+	MaxCacheBytes int64
 	// Concurrent reconciles per kind.
 	Concurrent int
+	// ConcurrentPerNamespace bounds the GitRepository reconciles of one
+	// namespace that run at once (--concurrent-per-namespace); 0 takes all
+	// workers but one, negative is no bound.
+	ConcurrentPerNamespace int
 	// HTTPClient talks to forges; http.DefaultClient with a timeout when nil.
 	HTTPClient *http.Client
 	// AllowInsecureHTTP (--allow-insecure-http) lets credentials travel in
@@ -70,6 +78,14 @@ func (o Options) renderOptions() render.Options {
 	ro := o.Render
 	ro.AllowFileURLs = o.AllowFileURLs
 	return ro
+}
+
+func (o Options) namespaceSlots() *namespaceSlots {
+	n := o.ConcurrentPerNamespace
+	if n == 0 {
+		n = perNamespace(max(o.Concurrent, 1))
+	}
+	return &namespaceSlots{max: n}
 }
 
 func (o Options) controller() controller.Options {
@@ -105,10 +121,14 @@ func Setup(mgr ctrl.Manager, o Options) error {
 }
 
 func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
+	cache, err := source.NewCache(o.CacheDir, o.MaxCacheBytes)
+	if err != nil {
+		return err
+	}
 	r := &GitRepositoryReconciler{
 		Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
-		CacheDir: o.CacheDir, Commit: reporter,
+		Cache: cache, Slots: o.namespaceSlots(), Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy,
 	}

@@ -9,8 +9,12 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +24,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 )
 
 // TestGitRepositoryIsConfinedToItsNamespace: without
@@ -137,4 +142,46 @@ func TestServiceAccountTokenIsNeverACredential(t *testing.T) {
 	c := f.waitCondition(v1alpha1.FetchFailedCondition, "is a ServiceAccount token")
 	assert.NotContains(t, c.Message, "the-admin-token")
 	assert.Zero(t, f.srv.Listings(), "nothing was sent to the git server")
+}
+
+// TestHangingFetchesLeaveWorkersToOtherNamespaces: a tenant whose
+// GitRepositories point at a server that never answers holds at most
+// --concurrent-per-namespace workers (all but one by default), so another
+// namespace's repository is still applied while the hanging fetches wait
+// for their 5-minute timeout.
+func TestHangingFetchesLeaveWorkersToOtherNamespaces(t *testing.T) {
+	hostile, other := newNamespace(t), newNamespace(t)
+	var inFlight, most atomic.Int32
+	unblock := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		select {
+		case <-unblock:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(unblock) })
+	mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Namespace: hostile, Namespaces: []string{other},
+		Controllers: &reconcile.Options{CacheDir: t.TempDir(), Concurrent: 2, AllowInsecureHTTP: true}})
+	require.NoError(t, err)
+	t.Cleanup(mgr.Stop)
+
+	for i := range 3 {
+		require.NoError(t, env.Client.Create(context.Background(), &v1alpha1.GitRepository{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("hang-%d", i), Namespace: hostile},
+			Spec: v1alpha1.GitRepositorySpec{URL: hang.URL + "/repo.git", Path: ".", TargetNamespace: hostile,
+				Interval: &metav1.Duration{Duration: time.Hour}, Timeout: &metav1.Duration{Duration: 5 * time.Minute}},
+		}))
+	}
+	eventually(t, hostile, "a hanging fetch", func() bool { return inFlight.Load() > 0 })
+
+	f := newGitFixture(t, other)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	f.waitApplied(rev)
+	assert.EqualValues(t, 1, most.Load(), "the hostile namespace held one of the two workers at most")
 }

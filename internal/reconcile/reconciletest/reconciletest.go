@@ -68,6 +68,8 @@ func (m *Manager) Stop() {
 type Options struct {
 	// Namespace limits the manager's cache to one namespace; all when empty.
 	Namespace string
+	// Namespaces adds more namespaces to Namespace's.
+	Namespaces []string
 	// Controllers runs the bg-gitops reconcilers with these options.
 	Controllers *reconcile.Options
 	// Simulator runs this Flink operator simulator.
@@ -78,7 +80,11 @@ type Options struct {
 func Start(cfg *rest.Config, o Options) (*Manager, error) {
 	mo := ctrl.Options{Scheme: scheme.New(), Metrics: metricsserver.Options{BindAddress: "0"}}
 	if o.Namespace != "" {
-		mo.Cache = cache.Options{DefaultNamespaces: map[string]cache.Config{o.Namespace: {}}}
+		namespaces := map[string]cache.Config{o.Namespace: {}}
+		for _, ns := range o.Namespaces {
+			namespaces[ns] = cache.Config{}
+		}
+		mo.Cache = cache.Options{DefaultNamespaces: namespaces}
 	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
