@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -82,9 +83,13 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	require.NoError(t, env.Client.Get(ctx, key, cm))
 	cm.Data["ALERT_THRESHOLD"] = "5"
 	require.NoError(t, env.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit")))
-	p := getFBGD(t, env, ns, "state-machine")
-	p.Spec.Template.Spec.Image = "flink:hand-edited"
-	require.NoError(t, env.Client.Update(ctx, p, client.FieldOwner("kubectl-edit")))
+	// Another test's controller may be writing the object's status: an
+	// edit by hand retries on a conflict, as kubectl edit asks one to.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := getFBGD(t, env, ns, "state-machine")
+		p.Spec.Template.Spec.Image = "flink:hand-edited"
+		return env.Client.Update(ctx, p, client.FieldOwner("kubectl-edit"))
+	}))
 
 	code, rep = clusterDiff(t, r, env.Kubeconfig)
 	assert.Equal(t, 1, code)
