@@ -267,6 +267,10 @@ type CommitStatusRecord struct {
 	// Description posted with the status.
 	// +optional
 	Description string `json:"description,omitempty"`
+	// Posted counts the statuses acknowledged for this context and
+	// revision (pending ones stop at a bound, see the README).
+	// +optional
+	Posted int32 `json:"posted,omitempty"`
 }
 
 // +kubebuilder:object:root=true

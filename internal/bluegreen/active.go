@@ -126,7 +126,7 @@ func (d *decider) active(x Color) {
 	case rollout == RolloutNothing:
 		d.ackRetry()
 		d.stamp()
-		d.settle(a)
+		d.noChange(x, a)
 	case rollout.InPlace():
 		d.patchInPlace(x, a, diff)
 	default:
@@ -157,6 +157,24 @@ func newRedeployNonce(c *Child, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) boo
 		return false
 	}
 	return c.Spec.Job == nil || c.Spec.Job.SavepointRedeployNonce == nil || *c.Spec.Job.SavepointRedeployNonce != *n
+}
+
+// noChange: the spec is what X already runs (a revert of an aborted
+// change, or a change of fields that roll nothing out). The revision is
+// handled: it becomes the target, whose rollout is done, and the colour
+// the aborted rollout of the previous target left suspended is deleted,
+// as the next transition would (it holds no state the running job needs:
+// X kept running since). A suspended colour of unknown origin (status
+// lost, adopted children) is left alone.
+func (d *decider) noChange(x Color, a *Child) {
+	aborted := d.in.Parent.Status.TargetRevision
+	d.st.TargetRevision = d.revision()
+	if b := d.child(x.Other()); b != nil && !b.Deleting && b.suspendedSpec() && aborted != "" && b.Revision == aborted {
+		d.deleteChild(b.Color)
+		d.event(false, "LeftoverDeleted", "%s already runs the spec of %s: deleting %s, left suspended by an aborted transition",
+			a.Name, revOr(d.revision()), b.Name)
+	}
+	d.settle(a)
 }
 
 // settle reports the active child's job once nothing is left to do.

@@ -528,7 +528,8 @@ func TestRedeployOfADeletedActiveChildIsAFirstDeployment(t *testing.T) {
 
 // A commit that rolls nothing out (it reverts the failed change; a new
 // initialSavepointPath is used by the next colour only) is recorded as
-// handled and ends the failed rollout's FAILING: the job runs.
+// handled and ends the failed rollout's FAILING: the job runs, the commit
+// is the target, and the colour the abort left suspended is deleted.
 func TestACommitWithNothingToRollOutEndsAFailure(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
 	startTransition(w, v1alpha1.UpgradeModeSavepoint)
@@ -543,8 +544,9 @@ func TestACommitWithNothingToRollOutEndsAFailure(t *testing.T) {
 	}, "main@sha1:r3")
 	d := w.step()
 	w.expectState(sActiveBlue, jRunning)
-	if len(d.Actions) != 0 || w.status().Error != "" || w.status().LastReconciledSpec != w.specJSON() {
-		w.fatalf("want the commit recorded and nothing done: %s %+v", describeActions(d.Actions), w.status())
+	if describeActions(d.Actions) != "[delete(orders-green)]" || w.status().Error != "" || w.status().LastReconciledSpec != w.specJSON() ||
+		w.status().TargetRevision != "main@sha1:r3" {
+		w.fatalf("want the commit recorded and the leftover deleted: %s %+v", describeActions(d.Actions), w.status())
 	}
 	w.expectNoCondition(v1alpha1.StalledCondition)
 	w.expectCondition(v1alpha1.ReadyCondition, metav1.ConditionTrue, ReasonSucceeded, "orders-blue runs main@sha1:r1")

@@ -279,14 +279,18 @@ func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
 	return false
 }
 
-// mergeRecords replaces the record of the same context and revision and
-// keeps the newest maxRecords.
+// mergeRecords replaces the record of the same context and revision,
+// counting the statuses acknowledged for it, and keeps the newest
+// maxRecords.
 func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
 	for _, a := range acked {
 		kept := records[:0:0]
+		a.Posted = 1
 		for _, r := range records {
 			if r.Context != a.Context || r.Revision != a.Revision {
 				kept = append(kept, r)
+			} else {
+				a.Posted = r.Posted + 1
 			}
 		}
 		records = append(kept, a)

@@ -22,6 +22,7 @@ import (
 const (
 	revA = "main@sha1:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	revB = "main@sha1:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	revC = "main@sha1:cccccccccccccccccccccccccccccccccccccccc"
 )
 
 func cond(typ string, s metav1.ConditionStatus, msg string) metav1.Condition {
@@ -73,32 +74,78 @@ func TestRolloutDesired(t *testing.T) {
 		return p
 	}
 	ctx := "bg-gitops/rollout/flink/orders"
+	d := func(rev string, s status.State, desc string) status.Desired {
+		return status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}}
+	}
+	rec := func(rev, state string, posted int32) v1alpha1.CommitStatusRecord {
+		return v1alpha1.CommitStatusRecord{Context: ctx, Revision: rev, State: state, Description: "x", Posted: posted}
+	}
+	running := v1alpha1.JobStatus{State: v1alpha1.JobRunning}
+	reconciling := v1alpha1.JobStatus{State: v1alpha1.JobReconciling}
+	blueLive := []v1alpha1.CommitStatusRecord{rec(revA, "success", 2)}
+	sp := &v1alpha1.SavepointStatus{Name: "sp", Path: "/sp/savepoint-1"}
 	cases := []struct {
 		name string
 		st   v1alpha1.FlinkBlueGreenDeploymentStatus
 		want []status.Desired
 	}{
+		{"first deployment", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToBlue, TargetRevision: revB,
+			JobStatus: reconciling, Conditions: []metav1.Condition{cond(v1alpha1.ReconcilingCondition, "True", "deploying orders-blue (x)")}},
+			[]status.Desired{d(revB, status.StatePending, "deploying orders-blue")}},
 		{"savepointing", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.SavepointingBlue, TargetRevision: revB,
-			JobStatus:  v1alpha1.JobStatus{State: v1alpha1.JobReconciling},
-			Conditions: []metav1.Condition{cond(v1alpha1.ReconcilingCondition, "True", "taking savepoint of orders-blue")}},
-			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StatePending, Description: "taking savepoint of orders-blue"}}}},
+			ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, CommitStatuses: blueLive,
+			Conditions: []metav1.Condition{cond(v1alpha1.ReconcilingCondition, "True", "taking savepoint orders-sp-1 of orders-blue")}},
+			[]status.Desired{d(revB, status.StatePending, "taking a savepoint of orders-blue")}},
+		{"new colour starting, whatever the deadline says", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
+			TargetRevision: revB, ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, Savepoint: sp, CommitStatuses: blueLive,
+			Conditions: []metav1.Condition{cond(v1alpha1.ReconcilingCondition, "True", "waiting for orders-green to become ready (abort at 12:00:03)")}},
+			[]status.Desired{d(revB, status.StatePending, "starting orders-green from savepoint /sp/savepoint-1; orders-blue keeps running")}},
+		{"changed in place", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToBlue,
+			TargetRevision: revB, ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, CommitStatuses: blueLive},
+			[]status.Desired{d(revB, status.StatePending, "changing orders-blue in place")}},
 		{"green active", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveGreen, ActiveRevision: revB, TargetRevision: revB,
-			ActiveDeployment: "orders-green", JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning},
-			Savepoint: &v1alpha1.SavepointStatus{Name: "sp", Path: "/sp/savepoint-1"}},
-			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StateSuccess, Description: "orders-green active, restored from savepoint /sp/savepoint-1"}}}},
-		{"aborted", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveRevision: revA, TargetRevision: revB,
+			ActiveDeployment: "orders-green", JobStatus: running, Savepoint: sp},
+			[]status.Desired{d(revB, status.StateSuccess, "orders-green active, restored from savepoint /sp/savepoint-1")}},
+		{"aborted", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
+			ActiveRevision: revA, TargetRevision: revB, CommitStatuses: blueLive,
 			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "aborted: orders-green not ready within 10m; orders-blue keeps running"},
-			[]status.Desired{{Revision: revB, Status: status.Entry{Context: ctx, State: status.StateFailure, Description: "aborted: orders-green not ready within 10m; orders-blue keeps running"}}}},
-		{"superseded pending commit", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen, TargetRevision: revB,
-			CommitStatuses: []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revA, State: "pending", Description: "x"}}},
-			[]status.Desired{
-				{Revision: revB, Status: status.Entry{Context: ctx, State: status.StatePending, Description: "rollout in progress"}},
-				{Revision: revA, Status: status.Entry{Context: ctx, State: status.StateFailure, Description: "superseded by bbbbbbbbbbbb before its rollout finished"}},
-			}},
+			[]status.Desired{d(revB, status.StateFailure, "aborted: orders-green not ready within 10m; orders-blue keeps running")}},
+		{"revert of an aborted change", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
+			ActiveRevision: revA, TargetRevision: revB, JobStatus: running, CommitStatuses: blueLive},
+			[]status.Desired{d(revB, status.StateSuccess, "no change: orders-blue already runs this spec")}},
+		{"a commit after an abort that keeps the aborted spec", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revA, TargetRevision: revC, CommitStatuses: append(blueLive, rec(revC, "failure", 3)),
+			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "aborted"},
+			[]status.Desired{d(revC, status.StateFailure, "aborted"),
+				d(revB, status.StateFailure, "not rolled out: the rollout of its spec failed at cccccccccccc")}},
+		{"pending commit superseded before it went live", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
+			TargetRevision: revB, JobStatus: reconciling, CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revC, "pending", 1)}},
+			[]status.Desired{d(revB, status.StatePending, "deploying orders-green"),
+				d(revC, status.StateFailure, "superseded by bbbbbbbbbbbb before it went live")}},
+		{"a revision that went live is not superseded", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
+			ActiveDeployment: "orders-green", ActiveRevision: revC, TargetRevision: revB, JobStatus: reconciling, Savepoint: sp,
+			CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revC, "pending", 3)}},
+			[]status.Desired{d(revB, status.StatePending, "changing orders-green in place"),
+				d(revC, status.StateSuccess, "orders-green active, restored from savepoint /sp/savepoint-1")}},
+		{"a success is final", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
+			ActiveRevision: revB, TargetRevision: revB, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "active FlinkDeployment orders-blue is missing",
+			CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revB, "success", 4)}}, nil},
+		{"pending stops at the bound, the verdict does not", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
+			TargetRevision: revB, ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, CommitStatuses: append(blueLive, rec(revB, "pending", maxPending))},
+			nil},
+		{"the verdict after the bound", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
+			ActiveRevision: revA, TargetRevision: revB, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "aborted",
+			CommitStatuses: append(blueLive, rec(revB, "pending", maxPending))},
+			[]status.Desired{d(revB, status.StateFailure, "aborted")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, rolloutDesired(fbgd(tc.st)))
+			got := rolloutDesired(fbgd(tc.st))
+			if len(tc.want) == 0 {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -110,6 +157,7 @@ func TestRecordsAcknowledgeOnce(t *testing.T) {
 	assert.Len(t, unacknowledged(want, records, "gitea"), 1, "a pending record does not acknowledge success")
 	records = mergeRecords(records, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: revA, State: "success", Description: "ok"}})
 	assert.Len(t, records, 1, "the newer state replaces the record of the same context and revision")
+	assert.EqualValues(t, 2, records[0].Posted, "and counts the statuses acknowledged for it")
 	assert.Empty(t, unacknowledged(want, records, "gitea"))
 	for i := 0; i < 20; i++ {
 		records = mergeRecords(records, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: string(rune('a' + i)), State: "success"}})
@@ -137,8 +185,9 @@ func TestRejectionIsARolloutFailureOfItsRevision(t *testing.T) {
 	dec, err = bluegreen.Decide(in)
 	require.NoError(t, err)
 	p.Status = dec.Status
+	p.Status.CommitStatuses = []v1alpha1.CommitStatusRecord{{Context: status.RolloutContext("flink", "job"), Revision: revA, State: "success", Posted: 1}}
 	got := rolloutDesired(p)
-	require.Len(t, got, 1)
+	require.Len(t, got, 1, "%+v", got)
 	assert.Equal(t, revB, got[0].Revision)
 	assert.Equal(t, status.StateFailure, got[0].Status.State)
 	assert.Contains(t, got[0].Status.Description, "spec.image: Invalid value")

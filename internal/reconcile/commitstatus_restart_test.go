@@ -201,7 +201,8 @@ func TestCommitStatusesWhileWaitingAndAfterARestart(t *testing.T) {
 		return out
 	}
 	assert.NotContains(t, states(rev2, rollout)[:len(states(rev2, rollout))-1], "success", "rev2's rollout succeeded once, at the end")
-	assert.Empty(t, states(rev3, rollout), "rev3 changed no job: no rollout status")
+	assert.Equal(t, []string{"success"}, states(rev3, rollout), "rev3 changed no job: the job already runs its spec")
+	assert.Equal(t, "no change: job-green already runs this spec", forgeStatuses(t, forge, repoName, rev3, rollout)[0].Description)
 	// What is posted is derived from status: once the forge is back, rev3
 	// is applied, so its pending status is never posted, only its success.
 	assert.Equal(t, []string{"success"}, states(rev3, sync))

@@ -61,8 +61,8 @@ type gitRun struct {
 	fetched source.Result
 	// dir is the object's cache directory, kept from eviction while the
 	// reconcile runs.
-	dir string
-	result  ctrl.Result
+	dir    string
+	result ctrl.Result
 	// stalled: the outcome is stalled (finish); summarize keeps Stalled.
 	stalled bool
 }

@@ -128,7 +128,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	r := &GitRepositoryReconciler{
 		Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
-		Cache: cache, Slots: o.namespaceSlots(), Commit: reporter,
+		Cache:    cache, Slots: o.namespaceSlots(), Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy,
 	}

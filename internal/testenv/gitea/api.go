@@ -55,8 +55,9 @@ func (s *Server) CreatePushWebhook(ctx context.Context, repo, targetURL, secret 
 	return nil
 }
 
-// CommitStatuses returns every status on the commit, newest first, as
-// recorded by Gitea (duplicates included, so tests can count them).
+// CommitStatuses returns every status on the commit as recorded by Gitea
+// (duplicates included, so tests can count them), in Gitea's order, which
+// is not by time: sort by ID for the order of posting.
 func (s *Server) CommitStatuses(ctx context.Context, repo, sha string) ([]Status, error) {
 	var all []Status
 	for page := 1; ; page++ {

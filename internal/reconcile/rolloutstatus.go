@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/status"
+)
+
+// maxPending bounds the pending statuses of one commit and context: past
+// it, only a verdict (success or failure) is posted. A rollout goes
+// through at most five phases (README, "Commit statuses"); the rest is
+// room for a job that flaps between two of them.
+const maxPending = 7
+
+// rolloutDesired derives the rollout commit statuses of a
+// FlinkBlueGreenDeployment from its status:
+//
+//   - the target revision: pending with the phase of its rollout, or its
+//     verdict (success, failure);
+//   - the active revision: success, it went live;
+//   - the revision last applied, once nothing is in progress: the same
+//     verdict ("no change" when the active colour runs its spec);
+//   - a revision left pending that never went live: failure, superseded.
+//
+// A success is final: no later status replaces it, whatever the job does
+// after it went live.
+func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
+	st := p.Status
+	ctx := status.RolloutContext(p.Namespace, p.Name)
+	var out []status.Desired
+	want := func(rev string, s status.State, desc string) {
+		if rev == "" || s == "" || final(st.CommitStatuses, ctx, rev) || wanted(out, rev) {
+			return
+		}
+		out = append(out, status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}})
+	}
+	target := st.TargetRevision
+	if target == "" {
+		target = p.Annotations[v1alpha1.RevisionAnnotation]
+	}
+	phase, inProgress := rolloutPhase(p)
+	if inProgress {
+		want(target, status.StatePending, phase)
+	} else {
+		verdict, desc := rolloutVerdict(p, target)
+		want(target, verdict, desc)
+	}
+	want(st.ActiveRevision, status.StateSuccess, activeText(st))
+	if latest := p.Annotations[v1alpha1.RevisionAnnotation]; !inProgress && latest != target {
+		verdict, desc := rolloutVerdict(p, latest)
+		if verdict == status.StateFailure {
+			desc = "not rolled out: the rollout of its spec failed at " + shortRevision(target)
+		}
+		want(latest, verdict, desc)
+	}
+	for _, r := range st.CommitStatuses {
+		if r.Context == ctx && r.State == string(status.StatePending) && !wanted(out, r.Revision) {
+			want(r.Revision, status.StateFailure, "superseded by "+shortRevision(target)+" before it went live")
+		}
+	}
+	return withinBound(out, st.CommitStatuses)
+}
+
+// rolloutPhase is the pending status of a rollout under way: its
+// description names the phase and nothing that changes within it
+// (deadlines, restarts), so a job that restarts while it starts posts
+// nothing new. The details are in the Reconciling condition and events.
+func rolloutPhase(p *v1alpha1.FlinkBlueGreenDeployment) (string, bool) {
+	st := p.Status
+	reconciling := findCondition(st.Conditions, v1alpha1.ReconcilingCondition)
+	switch {
+	case st.BlueGreenState.Savepointing():
+		return "taking a savepoint of " + st.ActiveDeployment, true
+	case st.BlueGreenState.Transitioning():
+		return transitionPhase(p, reconciling), true
+	case reconciling == nil || reconciling.Status != "True", st.JobStatus.State == v1alpha1.JobFailing:
+		// A transition that cannot start (the active job is not ready) is
+		// a failure until it starts: the verdict says why.
+		return "", false
+	}
+	switch reconciling.Reason {
+	case "WaitingForRolloutWindow":
+		return reconciling.Message, true
+	case "WaitingForDeletion":
+		return "waiting for a FlinkDeployment of an earlier rollout to be deleted", true
+	}
+	return "rollout in progress", true
+}
+
+func transitionPhase(p *v1alpha1.FlinkBlueGreenDeployment, reconciling *metav1.Condition) string {
+	st := p.Status
+	color := bluegreen.Blue
+	if st.BlueGreenState == v1alpha1.TransitioningToGreen {
+		color = bluegreen.Green
+	}
+	t := bluegreen.ChildName(p.Name, color)
+	switch {
+	case st.ActiveDeployment == "":
+		return "deploying " + t
+	case st.ActiveDeployment == t:
+		return "changing " + t + " in place"
+	case reconciling != nil && reconciling.Reason == "WaitingForPromotion":
+		return reconciling.Message
+	}
+	from := "spec.template"
+	if st.Savepoint != nil && st.Savepoint.Path != "" {
+		from = "savepoint " + st.Savepoint.Path
+	}
+	return fmt.Sprintf("starting %s from %s; %s keeps running", t, from, st.ActiveDeployment)
+}
+
+// rolloutVerdict is the outcome for rev once nothing is in progress:
+// failure with the error, success while the active colour runs (or is
+// suspended as asked) — "no change" for a revision it was not deployed
+// from — and nothing while it is not known.
+func rolloutVerdict(p *v1alpha1.FlinkBlueGreenDeployment, rev string) (status.State, string) {
+	st := p.Status
+	switch st.JobStatus.State {
+	case v1alpha1.JobFailing:
+		return status.StateFailure, st.Error
+	case v1alpha1.JobRunning, v1alpha1.JobSuspended:
+		if rev != st.ActiveRevision {
+			return status.StateSuccess, "no change: " + st.ActiveDeployment + " already runs this spec"
+		}
+		return status.StateSuccess, activeText(st)
+	}
+	return "", ""
+}
+
+func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	if st.JobStatus.State == v1alpha1.JobSuspended {
+		return st.ActiveDeployment + " suspended as requested"
+	}
+	msg := st.ActiveDeployment + " active"
+	if st.Savepoint != nil && st.Savepoint.Path != "" {
+		msg += ", restored from savepoint " + st.Savepoint.Path
+	}
+	return msg
+}
+
+// final reports a success acknowledged for rev: the revision went live.
+func final(records []v1alpha1.CommitStatusRecord, ctx, rev string) bool {
+	for _, r := range records {
+		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) {
+			return true
+		}
+	}
+	return false
+}
+
+func wanted(out []status.Desired, rev string) bool {
+	for _, d := range out {
+		if d.Revision == rev {
+			return true
+		}
+	}
+	return false
+}
+
+// withinBound drops the pending statuses of a commit and context that has
+// had maxPending statuses posted.
+func withinBound(desired []status.Desired, records []v1alpha1.CommitStatusRecord) []status.Desired {
+	out := desired[:0]
+	for _, d := range desired {
+		if d.Status.State == status.StatePending && posted(records, d.Status.Context, d.Revision) >= maxPending {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func posted(records []v1alpha1.CommitStatusRecord, ctx, rev string) int32 {
+	for _, r := range records {
+		if r.Context == ctx && r.Revision == rev {
+			return r.Posted
+		}
+	}
+	return 0
+}
