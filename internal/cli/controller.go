@@ -78,7 +78,7 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
-	fl.IntVar(&f.concurrentPerNamespace, "concurrent-per-namespace", 0, "GitRepository reconciles of one namespace running at once (a fetch that hangs holds a worker up to spec.timeout); 0: all of --concurrent but one, negative: no limit")
+	fl.IntVar(&f.concurrentPerNamespace, "concurrent-per-namespace", 0, "reconciles of one namespace running at once, per kind (a fetch or a forge that hangs holds a worker); a namespace holding one never takes the last free worker; 0: all of --concurrent but one, negative: no limit")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
 	fl.BoolVar(&f.render.AllowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources (fetched by the controller, within the render limits)")
 	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included; a build that runs out of its own time is not retried until the next commit")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
@@ -46,6 +47,9 @@ type FlinkBlueGreenReconciler struct {
 	Impersonate func(namespace, serviceAccount string) (client.Client, error)
 	// Tenancy names the ServiceAccount a deployment without one acts as.
 	Tenancy Tenancy
+	// Slots bound the reconciles of one namespace that run at once (nil:
+	// no bound): a forge that never answers holds a worker for each try.
+	Slots *namespaceSlots
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -57,6 +61,12 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	release, ok := r.Slots.acquire(p.Namespace)
+	if !ok {
+		logf.FromContext(ctx).V(1).Info("other FlinkBlueGreenDeployments of the namespace hold its workers", "requeueAfter", busyRetry)
+		return ctrl.Result{RequeueAfter: busyRetry}, nil
+	}
+	defer release()
 	requeue, err := r.reconcile(ctx, p)
 	return r.finish(ctx, p, requeue, err)
 }

@@ -49,9 +49,9 @@ type Options struct {
 	MaxCacheBytes int64
 	// Concurrent reconciles per kind.
 	Concurrent int
-	// ConcurrentPerNamespace bounds the GitRepository reconciles of one
-	// namespace that run at once (--concurrent-per-namespace); 0 takes all
-	// workers but one, negative is no bound.
+	// ConcurrentPerNamespace bounds the reconciles of one namespace that
+	// run at once, per kind (--concurrent-per-namespace); 0 takes all
+	// workers but one, negative is no bound. See namespaceSlots.
 	ConcurrentPerNamespace int
 	// HTTPClient talks to forges; http.DefaultClient with a timeout when nil.
 	HTTPClient *http.Client
@@ -81,11 +81,7 @@ func (o Options) renderOptions() render.Options {
 }
 
 func (o Options) namespaceSlots() *namespaceSlots {
-	n := o.ConcurrentPerNamespace
-	if n == 0 {
-		n = perNamespace(max(o.Concurrent, 1))
-	}
-	return &namespaceSlots{max: n}
+	return newNamespaceSlots(max(o.Concurrent, 1), o.ConcurrentPerNamespace)
 }
 
 func (o Options) controller() controller.Options {
@@ -141,7 +137,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
-		Impersonate: applier.ClientFor, Tenancy: o.Tenancy}
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: o.namespaceSlots()}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

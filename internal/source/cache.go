@@ -199,17 +199,25 @@ func (c *Cache) evict(keep string) (evicted, trash []string) {
 	return evicted, trash
 }
 
-// dirSize is the bytes of the regular files under dir (0 when it does not
-// exist).
+// minEntryBytes is what every file, directory and link takes on disk at
+// least (a block of common file systems): a repository of many tiny files
+// takes far more of the volume than its bytes.
+const minEntryBytes = 4 << 10
+
+// dirSize is the disk space the entries under dir take (0 when it does
+// not exist): the blocks allocated where the file system says, and at
+// least minEntryBytes per entry.
 func dirSize(dir string) int64 {
 	var n int64
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
+		if err != nil {
 			return nil
 		}
+		size := int64(minEntryBytes)
 		if info, err := d.Info(); err == nil {
-			n += info.Size()
+			size = max(size, diskUsage(info))
 		}
+		n += size
 		return nil
 	})
 	return n

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package source
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,16 +26,26 @@ func fill(t *testing.T, c *Cache, ns, name string, n int) []string {
 	return release()
 }
 
-func TestCacheEvictsLeastRecentlyUsedIdleDirectories(t *testing.T) {
-	c, err := NewCache(t.TempDir(), 1000)
+// unit is the disk space one fill of n bytes takes, measured.
+func unit(t *testing.T, n int) int64 {
+	t.Helper()
+	c, err := NewCache(t.TempDir(), -1)
 	require.NoError(t, err)
-	assert.Empty(t, fill(t, c, "a", "one", 400))
-	assert.Empty(t, fill(t, c, "b", "two", 400))
-	assert.Empty(t, fill(t, c, "a", "one", 400), "using one again makes two the oldest")
-	assert.Equal(t, []string{"b/two"}, fill(t, c, "c", "three", 400))
+	fill(t, c, "x", "y", n)
+	return c.Size()
+}
+
+func TestCacheEvictsLeastRecentlyUsedIdleDirectories(t *testing.T) {
+	u := unit(t, 64<<10)
+	c, err := NewCache(t.TempDir(), 2*u+u/2)
+	require.NoError(t, err)
+	assert.Empty(t, fill(t, c, "a", "one", 64<<10))
+	assert.Empty(t, fill(t, c, "b", "two", 64<<10))
+	assert.Empty(t, fill(t, c, "a", "one", 64<<10), "using one again makes two the oldest")
+	assert.Equal(t, []string{"b/two"}, fill(t, c, "c", "three", 64<<10))
 	assert.NoDirExists(t, c.Dir("b", "two"))
 	assert.DirExists(t, c.Dir("a", "one"))
-	assert.EqualValues(t, 800, c.Size())
+	assert.Equal(t, 2*u, c.Size())
 	entries, err := os.ReadDir(c.root)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -43,31 +54,34 @@ func TestCacheEvictsLeastRecentlyUsedIdleDirectories(t *testing.T) {
 }
 
 func TestCacheNeverEvictsADirectoryInUse(t *testing.T) {
-	c, err := NewCache(t.TempDir(), 1000)
+	u := unit(t, 64<<10)
+	c, err := NewCache(t.TempDir(), u+u/2)
 	require.NoError(t, err)
-	assert.Empty(t, fill(t, c, "a", "one", 600))
+	assert.Empty(t, fill(t, c, "a", "one", 64<<10))
 	dir, release := c.Acquire("a", "one")
-	assert.Empty(t, fill(t, c, "b", "two", 600), "a/one is in use, b/two is the one just used: over budget for now")
+	assert.Empty(t, fill(t, c, "b", "two", 64<<10), "a/one is in use, b/two is the one just used: over budget for now")
 	assert.DirExists(t, dir)
 	assert.Equal(t, []string{"b/two"}, release(), "once released, the older of the two goes")
 	assert.DirExists(t, dir)
 }
 
 func TestCacheCountsDirectoriesOfAnEarlierProcess(t *testing.T) {
+	u := unit(t, 64<<10)
 	root := t.TempDir()
 	c, err := NewCache(root, -1)
 	require.NoError(t, err)
-	fill(t, c, "a", "one", 700)
+	fill(t, c, "a", "one", 64<<10)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, evictedPrefix+"7", "x"), 0o700))
 
-	c, err = NewCache(root, 1000)
+	c, err = NewCache(root, u+u/2)
 	require.NoError(t, err)
-	assert.EqualValues(t, 700, c.Size())
+	assert.Equal(t, u, c.Size())
 	assert.NoDirExists(t, filepath.Join(root, evictedPrefix+"7"), "an unfinished removal is finished")
-	assert.Equal(t, []string{"a/one"}, fill(t, c, "b", "two", 700))
+	assert.Equal(t, []string{"a/one"}, fill(t, c, "b", "two", 64<<10))
 }
 
 func TestCacheWithoutBudgetKeepsEverything(t *testing.T) {
+	u := unit(t, 1<<20)
 	c, err := NewCache(t.TempDir(), -1)
 	require.NoError(t, err)
 	for _, name := range []string{"one", "two", "three"} {
@@ -75,5 +89,20 @@ func TestCacheWithoutBudgetKeepsEverything(t *testing.T) {
 	}
 	c.Forget("a", "two")
 	assert.NoDirExists(t, c.Dir("a", "two"))
-	assert.EqualValues(t, 2<<20, c.Size())
+	assert.Equal(t, 2*u, c.Size())
+}
+
+// A repository of many tiny files takes a block per file and directory:
+// the budget counts that, not the few bytes the files hold.
+func TestCacheCountsDiskSpaceNotBytes(t *testing.T) {
+	c, err := NewCache(t.TempDir(), -1)
+	require.NoError(t, err)
+	dir, release := c.Acquire("a", "tiny")
+	for i := range 100 {
+		sub := filepath.Join(dir, fmt.Sprintf("d%d", i))
+		require.NoError(t, os.MkdirAll(sub, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, "f"), []byte("x"), 0o600))
+	}
+	release()
+	assert.GreaterOrEqual(t, c.Size(), int64(200*minEntryBytes), "100 directories and 100 files of one byte")
 }

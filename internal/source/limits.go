@@ -19,8 +19,10 @@ import (
 //     (2 × MaxFetchBytes) and one checkout (MaxCheckoutBytes), 192 MiB; a
 //     fetch stages up to 2 × MaxFetchBytes more while it runs and a
 //     checkout replaces files one by one, so a fetch peaks at about 320
-//     MiB. config/manager sizes the cache volume for four at once, plus
-//     the checkouts at rest that Cache keeps within its budget.
+//     MiB of bytes, plus a block (4 KiB) per file and directory, 40 MiB
+//     for MaxFiles: 360 MiB. config/manager sizes the cache volume for
+//     four at once, plus the checkouts at rest that Cache keeps within its
+//     budget (512 MiB + 4 × 360 MiB < 2 GiB).
 //   - memory: go-git indexes a received pack by reading each object whole
 //     (at most MaxFileBytes, twice over for a delta) and caches delta bases
 //     (at most 96 MiB, and never more than the pack unpacks to, which
