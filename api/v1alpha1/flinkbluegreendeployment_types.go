@@ -219,6 +219,11 @@ type FlinkBlueGreenDeploymentStatus struct {
 	// TargetRevision is the Git revision being rolled out.
 	// +optional
 	TargetRevision string `json:"targetRevision,omitempty"`
+	// LiveRevisions are the last revisions that went live (cut over,
+	// patched in place or suspended as asked), oldest first: their
+	// rollout commit status is success whatever follows.
+	// +optional
+	LiveRevisions []string `json:"liveRevisions,omitempty"`
 	// LastReconciledSpec is the JSON of the last spec acted upon.
 	// +optional
 	LastReconciledSpec string `json:"lastReconciledSpec,omitempty"`

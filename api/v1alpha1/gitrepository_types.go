@@ -267,10 +267,10 @@ type CommitStatusRecord struct {
 	// Description posted with the status.
 	// +optional
 	Description string `json:"description,omitempty"`
-	// Posted counts the statuses acknowledged for this context and
-	// revision (pending ones stop at a bound, see the README).
+	// Pending counts the pending statuses acknowledged for this context
+	// and revision: they stop at a bound (README, "Commit statuses").
 	// +optional
-	Posted int32 `json:"posted,omitempty"`
+	Pending int32 `json:"pending,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -159,6 +159,11 @@ func (in *FlinkBlueGreenDeploymentSpec) DeepCopy() *FlinkBlueGreenDeploymentSpec
 func (in *FlinkBlueGreenDeploymentStatus) DeepCopyInto(out *FlinkBlueGreenDeploymentStatus) {
 	*out = *in
 	out.JobStatus = in.JobStatus
+	if in.LiveRevisions != nil {
+		in, out := &in.LiveRevisions, &out.LiveRevisions
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.LastReconciledTimestamp != nil {
 		in, out := &in.LastReconciledTimestamp, &out.LastReconciledTimestamp
 		*out = (*in).DeepCopy()

@@ -82,6 +82,7 @@ func (d *decider) initialSuspended() {
 		d.event(false, "Suspended", "spec.template.spec.job.state is suspended: no FlinkDeployment is started")
 	}
 	d.setJob(v1alpha1.JobSuspended, "")
+	d.st.TargetRevision = d.revision()
 	d.suspendChild(d.child(Blue))
 	d.suspendChild(d.child(Green))
 }
@@ -169,7 +170,7 @@ func newRedeployNonce(c *Child, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) boo
 func (d *decider) noChange(x Color, a *Child) {
 	aborted := d.in.Parent.Status.TargetRevision
 	d.st.TargetRevision = d.revision()
-	if b := d.child(x.Other()); b != nil && !b.Deleting && b.suspendedSpec() && aborted != "" && b.Revision == aborted {
+	if b := d.child(x.Other()); b != nil && !b.Deleting && (b.suspendedSpec() || d.suspending(b.Name)) && aborted != "" && b.Revision == aborted {
 		d.deleteChild(b.Color)
 		d.event(false, "LeftoverDeleted", "%s already runs the spec of %s: deleting %s, left suspended by an aborted transition",
 			a.Name, revOr(d.revision()), b.Name)

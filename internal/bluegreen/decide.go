@@ -232,6 +232,17 @@ func (d *decider) suspendChild(c *Child) {
 	d.apply(&ChildSpec{Name: c.Name, Color: c.Color, Spec: spec, Revision: c.Revision})
 }
 
+// suspending reports whether this decision suspends the child named name
+// (an abort that a revert in the same reconcile follows).
+func (d *decider) suspending(name string) bool {
+	for _, a := range d.out.Actions {
+		if a.Type == ApplyChild && a.Child.Name == name && a.Child.Spec.Suspended() {
+			return true
+		}
+	}
+	return false
+}
+
 // baseOf is the parent spec the child runs: the current spec with
 // template.spec replaced by the child's, and the template's
 // initialSavepointPath (see withSavepointPath).

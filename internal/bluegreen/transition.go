@@ -8,6 +8,7 @@ package bluegreen
 
 import (
 	"fmt"
+	"slices"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -260,6 +261,7 @@ func (d *decider) finalize(kind transitionKind, t Color, tc *Child) {
 	d.st.BlueGreenState = activeState(t)
 	d.st.ActiveDeployment = tc.Name
 	d.st.ActiveRevision = tc.Revision
+	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobRunning, "")
 	d.event(false, reason, "%s", msg)
@@ -270,6 +272,7 @@ func (d *decider) finalizeSuspended(t Color, tc *Child) {
 	d.st.BlueGreenState = activeState(t)
 	d.st.ActiveDeployment = tc.Name
 	d.st.ActiveRevision = tc.Revision
+	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobSuspended, "")
 	d.event(false, "Suspended", "%s is suspended", tc.Name)
@@ -301,4 +304,22 @@ func (d *decider) abort(kind transitionKind, t Color, cause string) {
 		d.st.BlueGreenState = activeState(t)
 		d.active(t)
 	}
+}
+
+// maxLiveRevisions bounds status.liveRevisions.
+const maxLiveRevisions = 8
+
+// wentLive records that rev became the active revision. The commit
+// statuses read it: a revision that went live keeps its success, even
+// when the forge was down until a later one replaced it.
+func (d *decider) wentLive(rev string) {
+	live := d.st.LiveRevisions
+	if rev == "" || (len(live) > 0 && live[len(live)-1] == rev) {
+		return
+	}
+	live = append(slices.Clone(live), rev)
+	if len(live) > maxLiveRevisions {
+		live = live[len(live)-maxLiveRevisions:]
+	}
+	d.st.LiveRevisions = live
 }

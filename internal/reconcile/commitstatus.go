@@ -280,18 +280,21 @@ func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
 }
 
 // mergeRecords replaces the record of the same context and revision,
-// counting the statuses acknowledged for it, and keeps the newest
+// counting the pending statuses acknowledged for it, and keeps the newest
 // maxRecords.
 func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
 	for _, a := range acked {
 		kept := records[:0:0]
-		a.Posted = 1
+		a.Pending = 0
 		for _, r := range records {
 			if r.Context != a.Context || r.Revision != a.Revision {
 				kept = append(kept, r)
 			} else {
-				a.Posted = r.Posted + 1
+				a.Pending = r.Pending
 			}
+		}
+		if a.State == string(status.StatePending) {
+			a.Pending++
 		}
 		records = append(kept, a)
 	}

@@ -77,8 +77,8 @@ func TestRolloutDesired(t *testing.T) {
 	d := func(rev string, s status.State, desc string) status.Desired {
 		return status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}}
 	}
-	rec := func(rev, state string, posted int32) v1alpha1.CommitStatusRecord {
-		return v1alpha1.CommitStatusRecord{Context: ctx, Revision: rev, State: state, Description: "x", Posted: posted}
+	rec := func(rev, state string, pending int32) v1alpha1.CommitStatusRecord {
+		return v1alpha1.CommitStatusRecord{Context: ctx, Revision: rev, State: state, Description: "x", Pending: pending}
 	}
 	running := v1alpha1.JobStatus{State: v1alpha1.JobRunning}
 	reconciling := v1alpha1.JobStatus{State: v1alpha1.JobReconciling}
@@ -104,7 +104,7 @@ func TestRolloutDesired(t *testing.T) {
 			TargetRevision: revB, ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, CommitStatuses: blueLive},
 			[]status.Desired{d(revB, status.StatePending, "changing orders-blue in place")}},
 		{"green active", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveGreen, ActiveRevision: revB, TargetRevision: revB,
-			ActiveDeployment: "orders-green", JobStatus: running, Savepoint: sp},
+			ActiveDeployment: "orders-green", JobStatus: running, Savepoint: sp, LiveRevisions: []string{revA, revB}, CommitStatuses: blueLive},
 			[]status.Desired{d(revB, status.StateSuccess, "orders-green active, restored from savepoint /sp/savepoint-1")}},
 		{"aborted", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
 			ActiveRevision: revA, TargetRevision: revB, CommitStatuses: blueLive,
@@ -124,9 +124,38 @@ func TestRolloutDesired(t *testing.T) {
 				d(revC, status.StateFailure, "superseded by bbbbbbbbbbbb before it went live")}},
 		{"a revision that went live is not superseded", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
 			ActiveDeployment: "orders-green", ActiveRevision: revC, TargetRevision: revB, JobStatus: reconciling, Savepoint: sp,
-			CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revC, "pending", 3)}},
+			LiveRevisions: []string{revC}, CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revC, "pending", 3)}},
 			[]status.Desired{d(revB, status.StatePending, "changing orders-green in place"),
 				d(revC, status.StateSuccess, "orders-green active, restored from savepoint /sp/savepoint-1")}},
+		{"a revision that went live while the forge was down, replaced since", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revB, TargetRevision: revB, JobStatus: running,
+			LiveRevisions: []string{revA, revC, revB}, CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revA, "success", 1), rec(revC, "pending", 2)}},
+			[]status.Desired{d(revB, status.StateSuccess, "orders-blue active"),
+				d(revC, status.StateSuccess, "went live; replaced since by bbbbbbbbbbbb")}},
+		{"a failed in-place change never becomes a success", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revC, TargetRevision: revB, JobStatus: running,
+			LiveRevisions: []string{revA}, CommitStatuses: append(blueLive, rec(revC, "failure", 1))},
+			[]status.Desired{d(revB, status.StateSuccess, "no change: orders-blue already runs this spec")}},
+		{"a suspended first commit", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.InitializingBlue,
+			TargetRevision: revB, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobSuspended}},
+			[]status.Desired{d(revB, status.StateSuccess, "suspended as requested: no FlinkDeployment is started")}},
+		{"a commit that arrives during a rollout waits for it", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.SavepointingBlue,
+			TargetRevision: revC, ActiveDeployment: "orders-blue", ActiveRevision: revA, JobStatus: reconciling, CommitStatuses: blueLive},
+			[]status.Desired{d(revC, status.StatePending, "taking a savepoint of orders-blue"),
+				d(revB, status.StatePending, "waiting for the rollout of cccccccccccc to finish")}},
+		{"a refused spec fails its commit", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revA, TargetRevision: revA, JobStatus: running, LiveRevisions: []string{revA}, CommitStatuses: blueLive,
+			Conditions: []metav1.Condition{{Type: v1alpha1.StalledCondition, Status: "True", Reason: "InvalidSpec", Message: "invalid duration"}}},
+			[]status.Desired{d(revB, status.StateFailure, "invalid duration")}},
+		{"a crash-looping active job: one failure text", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revA, TargetRevision: revB, LiveRevisions: []string{revA}, CommitStatuses: blueLive,
+			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "transition to orders-green not possible: lifecycle DEPLOYED, job RESTARTING",
+			Conditions: []metav1.Condition{{Type: v1alpha1.ReconcilingCondition, Status: "True", Reason: "WaitingForActiveJob", Message: "x"}}},
+			[]status.Desired{d(revB, status.StateFailure, "transition not started: orders-blue is not ready; it starts when it is")}},
+		{"a commit after the live job failed: the error, not blame", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+			ActiveDeployment: "orders-blue", ActiveRevision: revA, TargetRevision: revA, LiveRevisions: []string{revA}, CommitStatuses: blueLive,
+			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "active FlinkDeployment orders-blue is missing"},
+			[]status.Desired{d(revB, status.StateFailure, "active FlinkDeployment orders-blue is missing")}},
 		{"a success is final", v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue, ActiveDeployment: "orders-blue",
 			ActiveRevision: revB, TargetRevision: revB, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, Error: "active FlinkDeployment orders-blue is missing",
 			CommitStatuses: []v1alpha1.CommitStatusRecord{rec(revB, "success", 4)}}, nil},
@@ -157,7 +186,7 @@ func TestRecordsAcknowledgeOnce(t *testing.T) {
 	assert.Len(t, unacknowledged(want, records, "gitea"), 1, "a pending record does not acknowledge success")
 	records = mergeRecords(records, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: revA, State: "success", Description: "ok"}})
 	assert.Len(t, records, 1, "the newer state replaces the record of the same context and revision")
-	assert.EqualValues(t, 2, records[0].Posted, "and counts the statuses acknowledged for it")
+	assert.EqualValues(t, 1, records[0].Pending, "and counts the pending statuses acknowledged for it")
 	assert.Empty(t, unacknowledged(want, records, "gitea"))
 	for i := 0; i < 20; i++ {
 		records = mergeRecords(records, []v1alpha1.CommitStatusRecord{{Context: "c", Revision: string(rune('a' + i)), State: "success"}})
@@ -185,7 +214,7 @@ func TestRejectionIsARolloutFailureOfItsRevision(t *testing.T) {
 	dec, err = bluegreen.Decide(in)
 	require.NoError(t, err)
 	p.Status = dec.Status
-	p.Status.CommitStatuses = []v1alpha1.CommitStatusRecord{{Context: status.RolloutContext("flink", "job"), Revision: revA, State: "success", Posted: 1}}
+	p.Status.CommitStatuses = []v1alpha1.CommitStatusRecord{{Context: status.RolloutContext("flink", "job"), Revision: revA, State: "success"}}
 	got := rolloutDesired(p)
 	require.Len(t, got, 1, "%+v", got)
 	assert.Equal(t, revB, got[0].Revision)

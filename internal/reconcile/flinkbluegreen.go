@@ -233,6 +233,13 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 	if !equality.Semantic.DeepEqual(p.Status, st) {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, o.reason, "Reconcile", "%s", msg)
 	}
+	if r.Commit != nil {
+		// A refused spec is the rollout's failure on its commit.
+		next := p.DeepCopy()
+		next.Status = st
+		r.Commit.ReportRollout(ctx, next)
+		st = next.Status
+	}
 	return r.patchStatus(ctx, p, st)
 }
 

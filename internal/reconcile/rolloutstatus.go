@@ -25,11 +25,13 @@ const maxPending = 7
 // rolloutDesired derives the rollout commit statuses of a
 // FlinkBlueGreenDeployment from its status:
 //
+//   - the revision last applied, when Decide refused its spec: failure;
 //   - the target revision: pending with the phase of its rollout, or its
 //     verdict (success, failure);
-//   - the active revision: success, it went live;
-//   - the revision last applied, once nothing is in progress: the same
-//     verdict ("no change" when the active colour runs its spec);
+//   - the revisions that went live (status.liveRevisions): success;
+//   - the revision last applied: while another one rolls out, pending,
+//     waiting for it; once nothing is in progress, the verdict ("no
+//     change" when the active colour runs its spec);
 //   - a revision left pending that never went live: failure, superseded.
 //
 // A success is final: no later status replaces it, whatever the job does
@@ -38,37 +40,67 @@ func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
 	st := p.Status
 	ctx := status.RolloutContext(p.Namespace, p.Name)
 	var out []status.Desired
-	want := func(rev string, s status.State, desc string) {
-		if rev == "" || s == "" || final(st.CommitStatuses, ctx, rev) || wanted(out, rev) {
-			return
+	want := func(rev string) func(status.State, string) {
+		return func(s status.State, desc string) {
+			if rev == "" || s == "" || final(st.CommitStatuses, ctx, rev) || wanted(out, rev) {
+				return
+			}
+			out = append(out, status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}})
 		}
-		out = append(out, status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}})
 	}
-	target := st.TargetRevision
+	latest, target := p.Annotations[v1alpha1.RevisionAnnotation], st.TargetRevision
 	if target == "" {
-		target = p.Annotations[v1alpha1.RevisionAnnotation]
+		target = latest
+	}
+	if c := findCondition(st.Conditions, v1alpha1.StalledCondition); c != nil && c.Status == "True" && c.Reason == "InvalidSpec" {
+		want(latest)(status.StateFailure, c.Message)
 	}
 	phase, inProgress := rolloutPhase(p)
 	if inProgress {
-		want(target, status.StatePending, phase)
+		want(target)(status.StatePending, phase)
 	} else {
-		verdict, desc := rolloutVerdict(p, target)
-		want(target, verdict, desc)
+		want(target)(rolloutVerdict(p, target))
 	}
-	want(st.ActiveRevision, status.StateSuccess, activeText(st))
-	if latest := p.Annotations[v1alpha1.RevisionAnnotation]; !inProgress && latest != target {
-		verdict, desc := rolloutVerdict(p, latest)
-		if verdict == status.StateFailure {
-			desc = "not rolled out: the rollout of its spec failed at " + shortRevision(target)
-		}
-		want(latest, verdict, desc)
+	for i := len(st.LiveRevisions) - 1; i >= 0; i-- {
+		want(st.LiveRevisions[i])(status.StateSuccess, liveText(st, i))
+	}
+	if latest != target {
+		want(latest)(latestStatus(p, inProgress, target, final(st.CommitStatuses, ctx, target)))
 	}
 	for _, r := range st.CommitStatuses {
-		if r.Context == ctx && r.State == string(status.StatePending) && !wanted(out, r.Revision) {
-			want(r.Revision, status.StateFailure, "superseded by "+shortRevision(target)+" before it went live")
+		if r.Context == ctx && r.State == string(status.StatePending) {
+			want(r.Revision)(status.StateFailure, "superseded by "+shortRevision(target)+" before it went live")
 		}
 	}
 	return withinBound(out, st.CommitStatuses)
+}
+
+// latestStatus is the status of the revision last applied when it is not
+// the target: it waits while the target rolls out; after, it shares the
+// target's verdict ("no change" when the active colour runs its spec), or
+// after a failed target says so (with the error itself when the target
+// went live: what failed since is not that rollout).
+func latestStatus(p *v1alpha1.FlinkBlueGreenDeployment, inProgress bool, target string, targetLive bool) (status.State, string) {
+	if inProgress {
+		return status.StatePending, "waiting for the rollout of " + shortRevision(target) + " to finish"
+	}
+	verdict, desc := rolloutVerdict(p, p.Annotations[v1alpha1.RevisionAnnotation])
+	if verdict == status.StateFailure && !targetLive {
+		desc = "not rolled out: the rollout of its spec failed at " + shortRevision(target)
+	}
+	return verdict, desc
+}
+
+// liveText describes status.liveRevisions[i]: the active revision, or one
+// replaced since (posted only when the forge missed its success).
+func liveText(st v1alpha1.FlinkBlueGreenDeploymentStatus, i int) string {
+	if i == len(st.LiveRevisions)-1 && st.LiveRevisions[i] == st.ActiveRevision {
+		return activeText(st)
+	}
+	if i == len(st.LiveRevisions)-1 {
+		return "went live"
+	}
+	return "went live; replaced since by " + shortRevision(st.LiveRevisions[i+1])
 }
 
 // rolloutPhase is the pending status of a rollout under way: its
@@ -127,14 +159,24 @@ func rolloutVerdict(p *v1alpha1.FlinkBlueGreenDeployment, rev string) (status.St
 	st := p.Status
 	switch st.JobStatus.State {
 	case v1alpha1.JobFailing:
-		return status.StateFailure, st.Error
-	case v1alpha1.JobRunning, v1alpha1.JobSuspended:
-		if rev != st.ActiveRevision {
-			return status.StateSuccess, "no change: " + st.ActiveDeployment + " already runs this spec"
+		if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Status == "True" && c.Reason == "WaitingForActiveJob" {
+			// The error names the job's state of the moment: the status
+			// would change with each restart of a crash-looping job.
+			return status.StateFailure, "transition not started: " + st.ActiveDeployment + " is not ready; it starts when it is"
 		}
-		return status.StateSuccess, activeText(st)
+		return status.StateFailure, st.Error
+	case v1alpha1.JobSuspended:
+		if st.ActiveDeployment == "" {
+			return status.StateSuccess, "suspended as requested: no FlinkDeployment is started"
+		}
+	case v1alpha1.JobRunning:
+	default:
+		return "", ""
 	}
-	return "", ""
+	if rev != st.ActiveRevision {
+		return status.StateSuccess, "no change: " + st.ActiveDeployment + " already runs this spec"
+	}
+	return status.StateSuccess, activeText(st)
 }
 
 func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
@@ -183,7 +225,7 @@ func withinBound(desired []status.Desired, records []v1alpha1.CommitStatusRecord
 func posted(records []v1alpha1.CommitStatusRecord, ctx, rev string) int32 {
 	for _, r := range records {
 		if r.Context == ctx && r.Revision == rev {
-			return r.Posted
+			return r.Pending
 		}
 	}
 	return 0

@@ -72,7 +72,10 @@ func ensure(ctx context.Context, p Provider, sha string, want Entry, current map
 func present(list []Entry, want Entry) bool {
 	for _, s := range list {
 		if s.Context == want.Context {
-			return s.State == want.State && s.Description == want.Description
+			// A success is final: one already there, whatever it says
+			// (a controller that lost its records words it anew), is not
+			// posted again.
+			return s.State == want.State && (s.Description == want.Description || s.State == StateSuccess)
 		}
 	}
 	return false

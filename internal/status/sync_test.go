@@ -62,6 +62,16 @@ func TestSyncPostsOnceAndSkipsIdentical(t *testing.T) {
 			if f.postCount() != 4 {
 				t.Fatalf("changed status: %d posts, want 4", f.postCount())
 			}
+
+			// A success is final: the same success worded anew (a
+			// controller that lost its records) is not posted again.
+			changed[1].Status.Description = "green active, restored from savepoint s"
+			if _, err := Sync(ctx, p, changed); err != nil {
+				t.Fatal(err)
+			}
+			if f.postCount() != 4 {
+				t.Fatalf("a success reworded was posted again: %d posts, want 4", f.postCount())
+			}
 		})
 	}
 }

@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Sequences of decisions, commits and forge outages, run through
+// bluegreen.Decide and rolloutDesired by the simulation in
+// rolloutstatus_sim_test.go, that broke the rollout statuses once.
+package reconcile
+
+import (
+	"testing"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/status"
+)
+
+func TestRolloutSequenceSanity(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.commit(rev("b"), "img:B", "")
+	s.run(6)
+	s.dump()
+	if s.latest(rev("b")).State != status.StateSuccess {
+		t.Fatal("B not success")
+	}
+}
+
+// Once broken: an aborted in-place change later gets success once the target moves on.
+func TestRolloutSequenceInPlaceAbortKeepsItsFailure(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.healthy[bluegreen.Blue] = false
+	s.commit(rev("b"), "img:A", "4") // in-place: parallelism
+	s.run(2)
+	s.now = s.now.Add(11 * 60e9)
+	s.run(2)
+	s.dump()
+	if s.latest(rev("b")).State != status.StateFailure {
+		t.Fatalf("B should have failed first: %s", s.history(rev("b")))
+	}
+	s.healthy[bluegreen.Blue] = true
+	s.commit(rev("c"), "img:A", "") // revert
+	s.run(1)
+	s.dump()
+	if s.latest(rev("b")).State == status.StateSuccess {
+		t.Errorf("aborted in-place revision B now shows success: %s", s.history(rev("b")))
+	}
+	s.run(4)
+	s.dump()
+}
+
+// Once broken: a revision that went live during a forge outage is marked superseded.
+func TestRolloutSequenceWentLiveDuringOutageIsASuccess(t *testing.T) {
+	s := newSim(t, false)
+	s.boot()
+	s.commit(rev("b"), "img:B", "")
+	s.run(1) // pending for B posted
+	s.online = false
+	s.run(4) // B goes live, not posted
+	if s.p.Status.ActiveRevision != rev("b") {
+		s.dump()
+		t.Fatal("B not live")
+	}
+	s.commit(rev("c"), "img:B", "4") // in-place change
+	s.run(4)
+	s.online = true
+	s.run(2)
+	s.dump()
+	if e := s.latest(rev("b")); e.State != status.StateSuccess {
+		t.Errorf("B went live but shows %s %q", e.State, e.Description)
+	}
+}
+
+// Once broken: a commit that arrives while a savepoint is taken, and is followed by another before it ends, gets nothing.
+func TestRolloutSequenceMiddleCommitDuringSavepointGetsAVerdict(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.snapOK = false
+	s.commit(rev("b"), "img:B", "")
+	s.run(2)
+	s.commit(rev("c"), "img:C", "")
+	s.run(2)
+	s.commit(rev("d"), "img:D", "")
+	s.run(1)
+	s.snapOK = true
+	s.snap.State = bluegreen.SnapshotCompleted
+	s.run(6)
+	s.dump()
+	if s.history(rev("c")) == "" {
+		t.Errorf("commit C reached the object (annotation) but never got a rollout status")
+	}
+}
+
+// Once broken: pending bound counts verdicts: after abort+retry in manual mode the promotion wait is never shown.
+func TestRolloutSequenceBoundCountsOnlyPending(t *testing.T) {
+	s := newSim(t, true)
+	s.p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+	s.boot()
+	s.commit(rev("b"), "img:B", "")
+	s.run(4) // savepoint, starting, waiting for promotion
+	s.abortNow()
+	s.run(2)
+	s.dump()
+	s.retryNow()
+	s.run(6)
+	s.dump()
+	n := 0
+	for _, e := range s.forge[rev("b")] {
+		if e.State == status.StatePending {
+			n++
+		}
+	}
+	t.Logf("pending posted for B: %d; latest %q", n, s.latest(rev("b")).Description)
+	phase, _ := rolloutPhase(s.p)
+	if s.latest(rev("b")).Description != phase {
+		t.Errorf("only %d pendings posted for B (bound 7), yet the phase %q is not posted; forge shows %q", n, phase, s.latest(rev("b")).Description)
+	}
+}
+
+// Abort requested and a revert pushed before the next reconcile.
+func TestRolloutSequenceAbortAndRevertTogetherDeleteTheLeftover(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.healthy[bluegreen.Green] = false
+	s.commit(rev("b"), "img:B", "")
+	s.run(3)
+	s.abortNow()
+	s.commit(rev("c"), "img:A", "")
+	s.run(3)
+	s.dump()
+	if s.kids[bluegreen.Green] != nil {
+		t.Errorf("leftover %s (suspended=%v) not deleted after the revert", s.kids[bluegreen.Green].Name, s.kids[bluegreen.Green].Spec.Suspended())
+	}
+	t.Logf("B: %s", s.history(rev("b")))
+	t.Logf("C: %s", s.history(rev("c")))
+}
+
+// Abort then revert (separate reconciles): the promised path.
+func TestRolloutSequenceAbortThenRevert(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.healthy[bluegreen.Green] = false
+	s.commit(rev("b"), "img:B", "")
+	s.run(3)
+	s.abortNow()
+	s.run(2)
+	s.commit(rev("c"), "img:A", "")
+	s.run(3)
+	s.dump()
+	if s.kids[bluegreen.Green] != nil {
+		t.Errorf("leftover not deleted")
+	}
+	if e := s.latest(rev("c")); e.State != status.StateSuccess {
+		t.Errorf("C: %v", e)
+	}
+}
+
+// Once broken: first deployment aborted, then a commit that suspends the job: A's failure turns into success.
+func TestRolloutSequenceFirstDeploymentAbortedThenSuspended(t *testing.T) {
+	s := newSim(t, true)
+	s.healthy[bluegreen.Blue] = false
+	s.commit(rev("a"), "img:A", "")
+	s.run(2)
+	s.now = s.now.Add(11 * 60e9)
+	s.run(2)
+	s.dump()
+	if s.latest(rev("a")).State != status.StateFailure {
+		t.Fatalf("A: %s", s.history(rev("a")))
+	}
+	s.suspend(rev("s"), true)
+	s.run(2)
+	s.dump()
+	t.Logf("A: %s", s.history(rev("a")))
+	t.Logf("S: %s", s.history(rev("s")))
+	if s.latest(rev("a")).State == status.StateSuccess {
+		t.Errorf("the aborted first deployment A now shows success %q", s.latest(rev("a")).Description)
+	}
+}
+
+// Once broken: the active job crash-loops while a change waits for it: every change of
+// its state is a new failure verdict on the commit.
+func TestRolloutSequenceCrashLoopingActiveJobPostsOneFailure(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.healthy[bluegreen.Blue] = false
+	s.commit(rev("b"), "img:B", "")
+	for i := 0; i < 30; i++ {
+		s.jobState[bluegreen.Blue] = []string{"RESTARTING", "FAILING", "CREATED"}[i%3]
+		s.step()
+	}
+	s.dump()
+	t.Logf("B: %d statuses posted", len(s.forge[rev("b")]))
+	if len(s.forge[rev("b")]) > maxPending+1 {
+		t.Errorf("%d statuses posted to B while the active job crash-loops before the transition starts", len(s.forge[rev("b")]))
+	}
+}
+
+// Adoption (status lost) suspends the colour it does not take.
+func TestRolloutSequenceAdoptionSuspendsTheOtherColour(t *testing.T) {
+	s := newSim(t, false)
+	s.p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+	s.boot()
+	s.commit(rev("b"), "img:B", "")
+	s.run(3) // green B waiting for promotion
+	s.commit(rev("c"), "img:A", "")
+	s.run(3) // green re-applied with C (spec == blue)
+	s.dump()
+	s.p.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
+	s.run(2)
+	s.dump()
+	if g := s.kids[bluegreen.Green]; g == nil || !g.Spec.Suspended() {
+		t.Fatalf("expected adopt to suspend green")
+	}
+	s.actions = nil
+	s.retryNow()
+	s.run(1)
+	s.dump()
+	if s.kids[bluegreen.Green] == nil {
+		t.Logf("FINDING: green, suspended by adopt (not by an abort), deleted by noChange: %v", s.actions)
+	}
+}
