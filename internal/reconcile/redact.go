@@ -7,13 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -42,17 +38,36 @@ import (
 // keys), with redacted, where they stand on their own (scrubber.string).
 // Values shorter than minSecretLen are left alone: replacing "1" or "yes"
 // everywhere would garble every message while hiding nothing; so are
-// values that are public names anyway (noteRendered).
+// values that are public names anyway (noteRendered). What is kept of the
+// values is bounded (see form, maxSourceBytes, maxRegistryBytes): values
+// it cannot keep are never dropped, the messages that could show them are
+// withheld instead.
 const (
 	redacted     = "***"
 	minSecretLen = 4
 )
 
+// withheldMessage replaces every message that could show a value the
+// registry does not keep: the values of a source over its bounds
+// (maxSourceForms, maxSourceBytes, the scan of a failed build's
+// checkout), or of the largest sources while the registry is over its own
+// (maxRegistryBytes).
+var withheldMessage = fmt.Sprintf("message withheld: the repository's Secret values are too large to scrub from messages "+
+	"(over %d spellings or %d MiB: its rendered Secrets, the files its secretGenerators read, or a Secret the controller reads; "+
+	"or %d MiB for all); make them fewer or smaller (keep large files out of Secrets), "+
+	"or run kustomize build on the revision to see a build error",
+	maxSourceForms, maxSourceBytes>>20, maxRegistryBytes>>20)
+
+// maxRegistryBytes bounds the forms of all sources (see formCost): 8
+// sources at their bound, thousands of ordinary ones, an eighth of the
+// controller's memory limit. Beyond, the largest sources are withheld
+// until the rest fits: whoever keeps the most pays first.
+const maxRegistryBytes = 64 << 20
+
 // secrets is the process's record of the values to scrub. It is shared by
 // every manager in the process (tests run several): more values scrubbed
 // only ever hides more.
-var secrets = &secretRegistry{rendered: map[types.NamespacedName][]string{}, renderedIn: map[string]map[types.NamespacedName][]string{},
-	generated: map[types.NamespacedName][]string{}, read: map[string]map[string][]string{}}
+var secrets = newSecretRegistry(maxRegistryBytes)
 
 // secretRegistry remembers secret values by where they live, so that a
 // message about an object is scrubbed of the values its readers could
@@ -60,29 +75,69 @@ var secrets = &secretRegistry{rendered: map[types.NamespacedName][]string{}, ren
 // render (in whatever namespace) and of the Secrets read in its namespace,
 // a FlinkBlueGreenDeployment's of every known value in its namespace.
 type secretRegistry struct {
-	mu sync.RWMutex
-	// rendered: GitRepository → the forms of the values of the Secrets of
-	// its last render; replaced at every render. renderedIn: the same by
-	// the namespace of each Secret.
-	rendered   map[types.NamespacedName][]string
-	renderedIn map[string]map[types.NamespacedName][]string
+	mu         sync.RWMutex
+	maxCost    int
+	cost       int // of every record
+	rendered   map[types.NamespacedName]*record
+	renderedIn map[string]map[types.NamespacedName]*record // namespace → the renders with Secrets there
 	// generated: GitRepository → the values its secretGenerators read,
 	// known after a failed build (see noteBuild); cleared by a good one.
-	generated map[types.NamespacedName][]string
-	// read: namespace → Secret → the forms of its values; replaced at
-	// every read.
-	read map[string]map[string][]string
+	generated map[types.NamespacedName]*record
+	read      map[string]map[string]*record // namespace → Secret → its values
+}
+
+// A record is what the registry keeps of one source of values: a
+// GitRepository's last render, the generator values of its failed build,
+// a Secret the controller read; replaced whole when the source is noted
+// again.
+type record struct {
+	byNS     map[string]*matcher // by the namespace the values live in
+	cost     int
+	withheld bool // its values are not kept: withhold what could show them
+}
+
+func newSecretRegistry(maxCost int) *secretRegistry {
+	return &secretRegistry{maxCost: maxCost, rendered: map[types.NamespacedName]*record{},
+		renderedIn: map[string]map[types.NamespacedName]*record{}, generated: map[types.NamespacedName]*record{},
+		read: map[string]map[string]*record{}}
+}
+
+// newRecord compiles what c collected; nil when there is nothing to scrub.
+func newRecord(c *collector) *record {
+	if !c.over && c.forms == 0 {
+		return nil
+	}
+	r := &record{byNS: map[string]*matcher{}, withheld: c.over}
+	for ns, forms := range c.byNS {
+		if r.byNS[ns] = newMatcher(forms); r.byNS[ns] != nil {
+			r.cost += matcherOverhead
+		}
+	}
+	r.cost += c.cost
+	return r
 }
 
 // noteSecret records the values of a Secret the controller read.
 func (s *secretRegistry) noteSecret(sec *corev1.Secret) {
-	forms := secretForms(sec.Data, sec.StringData)
+	c := newCollector()
+	for _, v := range sec.Data {
+		c.value(sec.Namespace, string(v))
+	}
+	for _, v := range sec.StringData {
+		c.value(sec.Namespace, v)
+	}
+	r := newRecord(c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.read[sec.Namespace] == nil {
-		s.read[sec.Namespace] = map[string][]string{}
+		s.read[sec.Namespace] = map[string]*record{}
 	}
-	s.read[sec.Namespace][sec.Name] = forms
+	s.replace(s.read[sec.Namespace][sec.Name], r)
+	s.read[sec.Namespace][sec.Name] = r
+	if r == nil {
+		delete(s.read[sec.Namespace], sec.Name)
+	}
+	s.fit()
 }
 
 // noteRendered records the values of the Secrets among the objects a
@@ -98,65 +153,126 @@ func (s *secretRegistry) noteRendered(source types.NamespacedName, objs []*unstr
 	for _, u := range objs {
 		public[u.GetName()], public[u.GetNamespace()] = true, true
 	}
-	byNamespace := map[string][]string{}
+	c := newCollector()
 	for _, u := range objs {
 		if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
 			continue
 		}
-		data := map[string][]byte{}
-		if m, ok := u.Object["data"].(map[string]any); ok {
-			for k, v := range m {
-				str, ok := v.(string)
-				if !ok {
-					continue
-				}
-				// Forms of the decoded value include its base64 spelling.
-				if raw, err := base64.StdEncoding.DecodeString(str); err == nil {
-					data[k] = raw
-				} else {
-					data[k] = []byte(str)
-				}
+		for _, v := range renderedValues(u) {
+			if !public[strings.TrimSpace(v)] {
+				c.value(u.GetNamespace(), v) // over, it still notes the namespace
 			}
 		}
-		stringData := map[string]string{}
-		if m, ok := u.Object["stringData"].(map[string]any); ok {
-			for k, v := range m {
-				if str, ok := v.(string); ok {
-					stringData[k] = str
-				}
-			}
-		}
-		for k, v := range data {
-			if public[strings.TrimSpace(string(v))] {
-				delete(data, k)
-			}
-		}
-		for k, v := range stringData {
-			if public[strings.TrimSpace(v)] {
-				delete(stringData, k)
-			}
-		}
-		byNamespace[u.GetNamespace()] = append(byNamespace[u.GetNamespace()], secretForms(data, stringData)...)
 	}
+	s.setRendered(source, newRecord(c))
+}
+
+// renderedValues are the values of a rendered Secret, data decoded.
+func renderedValues(u *unstructured.Unstructured) []string {
+	var out []string
+	data, _ := u.Object["data"].(map[string]any)
+	for _, v := range data {
+		if str, ok := v.(string); ok {
+			// Forms of the decoded value include its base64 spelling.
+			if raw, err := base64.StdEncoding.DecodeString(str); err == nil {
+				str = string(raw)
+			}
+			out = append(out, str)
+		}
+	}
+	stringData, _ := u.Object["stringData"].(map[string]any)
+	for _, v := range stringData {
+		if str, ok := v.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
+}
+
+func (s *secretRegistry) setRendered(source types.NamespacedName, r *record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old := s.rendered[source]; old != nil {
+		for ns := range old.byNS {
+			delete(s.renderedIn[ns], source)
+			if len(s.renderedIn[ns]) == 0 {
+				delete(s.renderedIn, ns)
+			}
+		}
+	}
+	s.replace(s.rendered[source], r)
 	delete(s.rendered, source)
-	for ns, bySource := range s.renderedIn {
-		delete(bySource, source)
-		if len(bySource) == 0 {
-			delete(s.renderedIn, ns)
-		}
+	if r == nil {
+		return
 	}
-	for ns, forms := range byNamespace {
-		if len(forms) == 0 {
-			continue
-		}
-		s.rendered[source] = append(s.rendered[source], forms...)
+	s.rendered[source] = r
+	for ns := range r.byNS {
 		if s.renderedIn[ns] == nil {
-			s.renderedIn[ns] = map[types.NamespacedName][]string{}
+			s.renderedIn[ns] = map[types.NamespacedName]*record{}
 		}
-		s.renderedIn[ns][source] = forms
+		s.renderedIn[ns][source] = r
 	}
+	s.fit()
+}
+
+func (s *secretRegistry) noteGenerated(source types.NamespacedName, r *record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replace(s.generated[source], r)
+	s.generated[source] = r
+	if r == nil {
+		delete(s.generated, source)
+	}
+	s.fit()
+}
+
+// replace accounts for r taking old's place; the maps are the caller's.
+// Locked.
+func (s *secretRegistry) replace(old, r *record) {
+	if old != nil {
+		s.cost -= old.cost
+	}
+	if r != nil {
+		s.cost += r.cost
+	}
+}
+
+// fit withholds the largest records while the registry is over its bound.
+// Locked.
+func (s *secretRegistry) fit() {
+	for s.cost > s.maxCost {
+		largest := s.largest()
+		if largest == nil || largest.cost == 0 {
+			return
+		}
+		s.cost -= largest.cost
+		for ns := range largest.byNS {
+			largest.byNS[ns] = nil
+		}
+		largest.cost, largest.withheld = 0, true
+	}
+}
+
+// largest is the record that costs the most. Locked.
+func (s *secretRegistry) largest() *record {
+	var top *record
+	consider := func(r *record) {
+		if top == nil || r.cost > top.cost {
+			top = r
+		}
+	}
+	for _, r := range s.rendered {
+		consider(r)
+	}
+	for _, r := range s.generated {
+		consider(r)
+	}
+	for _, bySecret := range s.read {
+		for _, r := range bySecret {
+			consider(r)
+		}
+	}
+	return top
 }
 
 // forSource is the scrubber of a GitRepository's messages: the values of
@@ -164,8 +280,10 @@ func (s *secretRegistry) noteRendered(source types.NamespacedName, objs []*unstr
 func (s *secretRegistry) forSource(source types.NamespacedName) scrubber {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	forms := append(s.inNamespace(source.Namespace), s.generated[source]...)
-	return newScrubber(append(forms, s.rendered[source]...))
+	sc := s.inNamespace(source.Namespace)
+	sc.take(s.generated[source], "")
+	sc.take(s.rendered[source], "")
+	return sc
 }
 
 // forNamespace is the scrubber of the messages of an object in ns: the
@@ -173,155 +291,39 @@ func (s *secretRegistry) forSource(source types.NamespacedName) scrubber {
 func (s *secretRegistry) forNamespace(ns string) scrubber {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return newScrubber(s.inNamespace(ns))
+	return s.inNamespace(ns)
 }
 
-func (s *secretRegistry) inNamespace(ns string) []string {
-	var forms []string
-	for _, f := range s.renderedIn[ns] {
-		forms = append(forms, f...)
+func (s *secretRegistry) inNamespace(ns string) scrubber {
+	var sc scrubber
+	for _, r := range s.renderedIn[ns] {
+		sc.take(r, ns)
 	}
-	for _, f := range s.read[ns] {
-		forms = append(forms, f...)
+	for _, r := range s.read[ns] {
+		sc.take(r, ns)
 	}
-	return forms
+	return sc
 }
 
-// secretForms are the spellings of every value of a Secret.
-func secretForms(data map[string][]byte, stringData map[string]string) []string {
-	var forms []string
-	add := func(v string) { forms = append(forms, valueForms(v)...) }
-	for _, v := range data {
-		add(string(v))
-	}
-	for _, v := range stringData {
-		add(v)
-	}
-	return forms
-}
-
-// valueForms are the spellings of one value an error message may hold.
-func valueForms(v string) []string {
-	if len(strings.TrimSpace(v)) < minSecretLen {
-		return nil
-	}
-	var out []string
-	add := func(f string) {
-		if len(f) >= minSecretLen {
-			out = append(out, f)
+// take adds the values of r in ns ("": in every namespace); r withheld,
+// sc withholds.
+func (sc *scrubber) take(r *record, ns string) {
+	switch {
+	case r == nil:
+	case r.withheld:
+		sc.withheld = true
+	case ns != "":
+		if m := r.byNS[ns]; m != nil {
+			sc.matchers = append(sc.matchers, m)
+		}
+	default:
+		for _, m := range r.byNS {
+			if m != nil {
+				sc.matchers = append(sc.matchers, m)
+			}
 		}
 	}
-	for _, x := range []string{v, strings.TrimSpace(v)} {
-		add(x)
-		add(base64.StdEncoding.EncodeToString([]byte(x)))
-		if q := strconv.Quote(x); len(q) >= 2 {
-			add(q[1 : len(q)-1])
-		}
-		if j, err := json.Marshal(x); err == nil && len(j) >= 2 {
-			add(string(j[1 : len(j)-1]))
-		}
-	}
-	if strings.ContainsAny(v, "\r\n") {
-		for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
-			add(strings.TrimSpace(line))
-		}
-	}
-	return out
 }
-
-// scrubber replaces known secret values in messages.
-type scrubber struct {
-	forms []string // longest first
-}
-
-// newScrubber replaces the longest forms first, so that a value holding
-// another is replaced whole.
-func newScrubber(forms []string) scrubber {
-	if len(forms) == 0 {
-		return scrubber{}
-	}
-	forms = slices.Clone(forms)
-	slices.SortFunc(forms, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
-	return scrubber{forms: slices.Compact(forms)}
-}
-
-// and is a scrubber of the values of both.
-func (s scrubber) and(other scrubber) scrubber {
-	return newScrubber(append(slices.Clone(s.forms), other.forms...))
-}
-
-// string replaces every occurrence of a form that is not part of a longer
-// word: a value that begins (ends) with a letter or digit is replaced
-// where it is not preceded (followed) by one, so that the password "test"
-// leaves "latest" alone while "test", "user:test@" and `"test"` lose it.
-// Where an error glues a value to letters or digits it is no longer that
-// value's spelling: kustomize, the API server and forges quote or
-// delimit what they echo.
-func (s scrubber) string(msg string) string {
-	for _, f := range s.forms {
-		msg = replaceDelimited(msg, f)
-	}
-	return msg
-}
-
-func replaceDelimited(msg, form string) string {
-	var b strings.Builder
-	copied := 0 // msg[copied:] is not in b yet
-	for from := 0; ; {
-		i := strings.Index(msg[from:], form)
-		if i < 0 {
-			break
-		}
-		start, end := from+i, from+i+len(form)
-		if !delimited(msg, start, end, form) {
-			from = start + 1
-			continue
-		}
-		b.WriteString(msg[copied:start])
-		b.WriteString(redacted)
-		copied, from = end, end
-	}
-	if copied == 0 {
-		return msg
-	}
-	b.WriteString(msg[copied:])
-	return b.String()
-}
-
-func delimited(msg string, before, after int, form string) bool {
-	if before > 0 && alnum(form[0]) && alnum(msg[before-1]) {
-		return false
-	}
-	if after < len(msg) && alnum(form[len(form)-1]) && alnum(msg[after]) {
-		return false
-	}
-	return true
-}
-
-func alnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-// error is err with a scrubbed message; errors.Is and errors.As still see
-// err (classification is by type, never by text).
-func (s scrubber) error(err error) error {
-	if err == nil || len(s.forms) == 0 {
-		return err
-	}
-	msg := err.Error()
-	if clean := s.string(msg); clean != msg {
-		return &scrubbedError{msg: clean, err: err}
-	}
-	return err
-}
-
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
 
 // secretClient reads Secrets from the API server and records their
 // values, so that the credentials in use are scrubbed whatever reads them.

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -21,11 +22,34 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Bounds of the scan of a checkout whose build failed.
+// Bounds of the scan of a checkout whose build failed, which runs at
+// every poll, outside the render's sandbox and limits. Past any of them
+// the scan stops and the GitRepository's messages are withheld until a
+// build succeeds: a value not read is a value not scrubbed.
 const (
-	maxScannedEntries   = 50000
+	// maxScannedEntries is 5 times, maxScannedFiles once, the files of a
+	// checkout within the source's limits (source.DefaultMaxFiles).
+	maxScannedEntries = 50000 // directory entries walked
+	maxScannedFiles   = 10000 // kustomizations read, generator sources named
+	// maxScannedFileBytes: a larger source cannot become a Secret (the
+	// API server takes 1 MiB at most); a larger kustomization is no
+	// ordinary one.
 	maxScannedFileBytes = 1 << 20
+	// maxScannedBytes: a quarter of a build's reads (render.DefaultMaxBytes,
+	// 32 MiB), dozens of realistic generator files (keys, certificates,
+	// keystores); it keeps the scan's reads at about a tenth of a second and
+	// its transient memory (the spellings of the file at hand) small.
+	maxScannedBytes = 8 << 20
+	// maxParsedFileBytes and maxParsedBytes bound the kustomizations
+	// parsed (only those that may generate Secrets are): a flow list
+	// costs about 190 times its bytes to parse (measured: 1 MiB, 186 MiB
+	// allocated, half a second), an ordinary kustomization a few KiB.
+	maxParsedFileBytes = 256 << 10
+	maxParsedBytes     = 1 << 20
 )
+
+// errScanBound: the scan hit one of its bounds.
+var errScanBound = errors.New("checkout scan over its bounds")
 
 // noteBuild records what a GitRepository's build can reveal: the Secrets
 // of the rendered set when it succeeded; when it failed, the values its
@@ -38,57 +62,53 @@ func (s *secretRegistry) noteBuild(source types.NamespacedName, dir string, objs
 		s.noteGenerated(source, nil)
 		return
 	}
-	s.noteGenerated(source, generatorValues(dir))
+	s.noteGenerated(source, newRecord(generatorValues(dir)))
 }
 
-func (s *secretRegistry) noteGenerated(source types.NamespacedName, forms []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(forms) == 0 {
-		delete(s.generated, source)
-		return
-	}
-	s.generated[source] = forms
-}
-
-// generatorValues are the forms of the values every secretGenerator of
-// the kustomizations under root generates from: each literal (whole, and
-// its value), and the contents of its env and files sources (whole, and
-// line by line), read only inside root. The scan is bounded; it runs only
-// after a failed build.
-func generatorValues(root string) []string {
+// generatorValues collects the forms of the values every secretGenerator
+// of the kustomizations under root generates from: each literal (whole,
+// and its value), each line of its env sources (whole, and its value), the
+// contents of its files sources (whole, and line by line), read only
+// inside root, each file once per use. It runs only after a failed build,
+// within the bounds above; past them the collector is over.
+func generatorValues(root string) *collector {
+	c := newCollector()
 	if root == "" {
-		return nil
+		return c
 	}
-	var forms []string
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return c
+	}
+	sc := &checkoutScan{root: real, c: c, seen: map[string]bool{}}
 	entries := 0
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		entries++
 		switch {
+		case entries > maxScannedEntries:
+			return errScanBound
 		case err != nil:
 			return nil
-		case entries > maxScannedEntries:
-			return filepath.SkipAll
 		case d.IsDir() && d.Name() == ".git":
 			return filepath.SkipDir
 		case d.IsDir() || !isKustomizationFile(d.Name()):
 			return nil
 		}
-		data, ok := readInside(root, path)
-		if !ok {
-			return nil
-		}
-		var k kustypes.Kustomization
-		if yaml.Unmarshal(data, &k) != nil {
-			return nil
-		}
-		k.FixKustomization()
-		for _, g := range k.SecretGenerator {
-			forms = append(forms, sourceValues(root, filepath.Dir(path), g.KvPairSources)...)
-		}
-		return nil
+		return sc.kustomization(path)
 	})
-	return forms
+	if err != nil {
+		c.overflow()
+	}
+	return c
+}
+
+// checkoutScan is the state of one generatorValues.
+type checkoutScan struct {
+	root         string // resolved
+	c            *collector
+	seen         map[string]bool // use and resolved path of each source read
+	files, bytes int
+	parsed       int // bytes of kustomizations
 }
 
 func isKustomizationFile(name string) bool {
@@ -100,23 +120,58 @@ func isKustomizationFile(name string) bool {
 	return false
 }
 
-func sourceValues(root, dir string, src kustypes.KvPairSources) []string {
-	var forms []string
+// kustomization collects the values of the secretGenerators of the
+// kustomization at path. Each is read: a kustomization linked into
+// several directories names its sources relative to each.
+func (sc *checkoutScan) kustomization(path string) error {
+	if err := sc.count(); err != nil {
+		return err
+	}
+	data, err := sc.read(path)
+	if data == nil || !mayGenerateSecrets(data) {
+		return err
+	}
+	if sc.parsed += len(data); len(data) > maxParsedFileBytes || sc.parsed > maxParsedBytes {
+		return errScanBound
+	}
+	var k kustypes.Kustomization
+	if yaml.Unmarshal(data, &k) != nil {
+		return nil
+	}
+	k.FixKustomization()
+	for _, g := range k.SecretGenerator {
+		if err := sc.generator(filepath.Dir(path), g.KvPairSources); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mayGenerateSecrets: a kustomization that does not spell
+// secretGenerator in ASCII letters of any case (keys match fields
+// regardless of case, and "ſ" folds to "s"), with no escape, tag or NUL
+// (UTF-16) that could spell it otherwise, generates no Secret: it is not
+// parsed.
+func mayGenerateSecrets(data []byte) bool {
+	return bytes.Contains(bytes.ToLower(data), []byte("ecretgenerator")) || bytes.ContainsAny(data, "\\!\x00")
+}
+
+func (sc *checkoutScan) generator(dir string, src kustypes.KvPairSources) error {
 	for _, lit := range src.LiteralSources {
-		forms = append(forms, valueForms(lit)...)
+		sc.c.value("", lit)
 		if _, v, ok := strings.Cut(lit, "="); ok {
-			forms = append(forms, valueForms(strings.Trim(v, `"'`))...)
+			sc.c.value("", strings.Trim(v, `"'`))
 		}
 	}
 	for _, env := range src.EnvSources {
-		data, ok := readInside(root, filepath.Join(dir, env))
-		if !ok {
-			continue
+		data, err := sc.source("env", filepath.Join(dir, env))
+		if err != nil {
+			return err
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			forms = append(forms, valueForms(line)...)
-			if _, v, ok := strings.Cut(line, "="); ok {
-				forms = append(forms, valueForms(v)...)
+		for line := range strings.SplitSeq(string(data), "\n") {
+			_, v, _ := strings.Cut(line, "=")
+			if !sc.c.value("", line) || !sc.c.value("", v) {
+				return errScanBound
 			}
 		}
 	}
@@ -124,35 +179,68 @@ func sourceValues(root, dir string, src kustypes.KvPairSources) []string {
 		if _, p, ok := strings.Cut(file, "="); ok {
 			file = p
 		}
-		if data, ok := readInside(root, filepath.Join(dir, file)); ok {
-			forms = append(forms, valueForms(string(data))...)
+		data, err := sc.source("file", filepath.Join(dir, file))
+		if err != nil {
+			return err
 		}
+		sc.c.value("", string(data))
 	}
-	return forms
+	if sc.c.over {
+		return errScanBound
+	}
+	return nil
 }
 
-// readInside reads a regular file at path, which must resolve (symbolic
-// links followed) inside root, up to maxScannedFileBytes.
-func readInside(root, path string) ([]byte, bool) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, false
+// source reads a generator source, unless read before for the same use
+// (a file named 60 times is read once): nil then.
+func (sc *checkoutScan) source(use, path string) ([]byte, error) {
+	if err := sc.count(); err != nil || sc.c.over {
+		return nil, errScanBound
 	}
 	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, false
+	if err != nil || sc.seen[use+"\x00"+real] {
+		return nil, nil
 	}
-	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, false
+	sc.seen[use+"\x00"+real] = true
+	return sc.read(real)
+}
+
+func (sc *checkoutScan) count() error {
+	if sc.files++; sc.files > maxScannedFiles {
+		return errScanBound
+	}
+	return nil
+}
+
+// read reads a regular file at path, which must resolve (symbolic links
+// followed) inside the checkout; nil when it does not. Its bytes count
+// against the scan's bounds, errScanBound past them.
+func (sc *checkoutScan) read(path string) ([]byte, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, nil
+	}
+	if rel, err := filepath.Rel(sc.root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, nil
 	}
 	f, err := os.Open(real)
 	if err != nil {
-		return nil, false
+		return nil, nil
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, false
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxScannedFileBytes))
-	return data, err == nil || errors.Is(err, io.EOF)
+	if fi.Size() > maxScannedFileBytes || int64(sc.bytes)+fi.Size() > maxScannedBytes {
+		return nil, errScanBound
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxScannedFileBytes+1))
+	if err != nil {
+		return nil, nil
+	}
+	if sc.bytes += len(data); len(data) > maxScannedFileBytes || sc.bytes > maxScannedBytes {
+		return nil, errScanBound // it grew
+	}
+	return data, nil
 }

@@ -290,7 +290,7 @@ func TestGeneratorValues(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(outside, "stolen.env"), filepath.Join(root, "base", "link.env")))
 	write(root, "overlay/kustomization.yaml", "resources: [../base]\nsecretGenerator:\n- name: x\n  envs: [../base/link.env]\n")
 
-	s := newScrubber(generatorValues(root))
+	s := scrubberOf(generatorValues(root))
 	for _, v := range []string{"password:literal-Passw0rd", "literal-T0ken", "env-Passw0rd", "MIIBkeyLINE"} {
 		assert.Equal(t, "a "+redacted+" b", s.string("a "+v+" b"), v)
 	}
@@ -318,4 +318,11 @@ func TestScrubberLeavesWordsAndNamesAlone(t *testing.T) {
 		"metadata": map[string]any{"name": "state-machine", "namespace": id.Namespace}}}
 	secrets.noteRendered(id, []*unstructured.Unstructured{secret, job})
 	assert.Equal(t, "state-machine-blue active, password ***", secrets.forNamespace(id.Namespace).string("state-machine-blue active, password change-me"))
+}
+
+// scrubberOf is the scrubber of what c collected, as the registry keeps it.
+func scrubberOf(c *collector) scrubber {
+	var s scrubber
+	s.take(newRecord(c), "")
+	return s
 }
