@@ -23,11 +23,15 @@ import (
 
 // Renderer renders a checkout with kustomize and remembers the last render
 // of each GitRepository, so that a poll of an unchanged revision (which
-// re-applies to revert drift) does not run kustomize again.
+// re-applies to revert drift) does not run kustomize again. A terminal
+// failure is remembered the same way, until the revision, path or target
+// namespace changes: the same build would fail the same way, and one that
+// ran out of its own time would take a running place for as long again at
+// every poll, keeping other repositories' builds waiting.
 type Renderer struct {
 	// Options every build starts from: remote bases, file URLs and limits.
-	// Per-build fields (revision, source, target namespace) are set by
-	// Render.
+	// Per-build fields (revision, source, target namespace, tenant) are
+	// set by Render.
 	Options render.Options
 	// Mapper tells cluster-scoped kinds that the build does not know.
 	Mapper meta.RESTMapper
@@ -36,37 +40,57 @@ type Renderer struct {
 	cache map[types.NamespacedName]rendered
 }
 
+// rendered is the last render of a GitRepository: its objects, or its
+// terminal failure.
 type rendered struct {
 	key  string
 	objs []*unstructured.Unstructured
+	err  error
 }
 
-// Render returns the stamped objects of gr's path at revision.
+// Render returns the stamped objects of gr's path at revision. Builds run
+// as the GitRepository's namespace (render.Options.Tenant): its builds take
+// one running place at most.
 func (r *Renderer) Render(ctx context.Context, gr *v1alpha1.GitRepository, dir, revision string) ([]*unstructured.Unstructured, error) {
 	id := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Name}
 	key := revision + "\x00" + gr.GetPath() + "\x00" + gr.Spec.TargetNamespace
-	if objs, ok := r.cached(id, key); ok {
-		return objs, nil
+	if c, ok := r.cached(id, key); ok {
+		if c.err != nil {
+			return nil, c.err
+		}
+		return deepCopy(c.objs), nil
 	}
 	o := r.Options
 	o.Revision, o.Source, o.TargetNamespace = revision, gr.SourceValue(), gr.Spec.TargetNamespace
+	o.Tenant = gr.Namespace
 	o.IsClusterScoped = r.clusterScoped
 	objs, err := render.BuildContext(ctx, dir, gr.GetPath(), o)
 	if err != nil {
+		if terminalRender(ctx, err) {
+			r.store(id, rendered{key: key, err: err})
+		}
 		return nil, err
 	}
 	r.store(id, rendered{key: key, objs: objs})
 	return deepCopy(objs), nil
 }
 
-func (r *Renderer) cached(id types.NamespacedName, key string) ([]*unstructured.Unstructured, bool) {
+// terminalRender reports whether a failed build would fail again unchanged:
+// anything but a build that waited for others (retryableRender), or one
+// that ended because the reconcile did (its context: a shutdown, not the
+// revision).
+func terminalRender(ctx context.Context, err error) bool {
+	return !retryableRender(err) && ctx.Err() == nil
+}
+
+func (r *Renderer) cached(id types.NamespacedName, key string) (rendered, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.cache[id]
 	if !ok || c.key != key {
-		return nil, false
+		return rendered{}, false
 	}
-	return deepCopy(c.objs), true
+	return c, true
 }
 
 func (r *Renderer) store(id types.NamespacedName, c rendered) {
@@ -78,7 +102,7 @@ func (r *Renderer) store(id types.NamespacedName, c rendered) {
 	r.cache[id] = c
 }
 
-// Forget drops the cached render of a deleted GitRepository.
+// Forget drops the cached render (or failure) of a deleted GitRepository.
 func (r *Renderer) Forget(id types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -110,8 +134,9 @@ func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 // is terminal for the revision like any other limit: a retry would run the
 // same kustomize work again, and the abandoned run goes on until its next
 // file operation, so every retry would start another one (memory grows,
-// and the runs hold the places other builds wait for). The revision is
-// built again at the next poll interval or with a new commit.
+// and the runs hold the places other builds wait for). The Renderer
+// remembers such a failure: the revision is built again only with a new
+// commit (or a new path or target namespace).
 func retryableRender(err error) bool {
 	var le *render.LimitError
 	return errors.As(err, &le) && le.Waiting

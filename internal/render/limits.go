@@ -52,10 +52,11 @@ type LimitError struct {
 	// Max is the limit's value as configured.
 	Max int64
 	// Waiting is set when the build ran out of time before kustomize
-	// started, waiting for other builds (at most a few run at once, and one
-	// that changes kustomize's process-wide OpenAPI schema runs alone): the
-	// repository is not at fault and a retry may succeed. Without it, a
-	// time limit is the build's own: it would take as long again.
+	// started, waiting for other builds (at most a few run at once, one per
+	// tenant, and one that changes kustomize's process-wide OpenAPI schema
+	// runs alone): the revision is not at fault and a retry may succeed.
+	// Without it, a time limit is the build's own: it would take as long
+	// again.
 	Waiting bool
 }
 
@@ -63,11 +64,12 @@ func (e *LimitError) Error() string {
 	const raise = "; ask the cluster administrator to raise the limit if this repository really needs it"
 	const repeat = " (a base included n times is read n times)"
 	const repeatShort = "; a file read n times counts n times"
+	const perObject = "; a patch or replacement applied to many objects counts once per object"
 	switch e.Limit {
 	case LimitTime:
 		if e.Waiting {
 			return fmt.Sprintf("%s: time limit of %s reached while waiting for other builds "+
-				"(at most %d run at once, and one that sets kustomize's OpenAPI schema runs alone); a later attempt may succeed",
+				"(at most %d run at once, one per tenant, and one that sets kustomize's OpenAPI schema runs alone); a later attempt may succeed",
 				ErrLimitExceeded, time.Duration(e.Max), gate.capacity())
 		}
 		return fmt.Sprintf("%s: the build took longer than the time limit of %s%s",
@@ -75,16 +77,16 @@ func (e *LimitError) Error() string {
 	case LimitFileReads:
 		return fmt.Sprintf("%s: more than %d file reads%s%s", ErrLimitExceeded, e.Max, repeat, raise)
 	case LimitBytes:
-		return fmt.Sprintf("%s: more than %s read (a file read n times counts n times, YAML aliases as expanded)%s",
-			ErrLimitExceeded, byteSize(e.Max), raise)
+		return fmt.Sprintf("%s: more than %s read (a file read n times counts n times, YAML aliases as expanded%s)%s",
+			ErrLimitExceeded, byteSize(e.Max), perObject, raise)
 	case LimitObjects:
 		return fmt.Sprintf("%s: more than %d objects read or rendered (every document kustomize reads counts: "+
 			"resources, items of Lists, patches, plugin configs, generated ConfigMaps and Secrets%s)%s",
 			ErrLimitExceeded, e.Max, repeatShort, raise)
 	case LimitNodes:
 		return fmt.Sprintf("%s: more than %d YAML nodes read (every key, value and list item counts, "+
-			"long text one per %d bytes, aliases as expanded%s)%s",
-			ErrLimitExceeded, e.Max, bytesPerNode, repeatShort, raise)
+			"long text one per %d bytes, aliases as expanded%s%s)%s",
+			ErrLimitExceeded, e.Max, bytesPerNode, repeatShort, perObject, raise)
 	}
 	return fmt.Sprintf("%s: %s %d", ErrLimitExceeded, e.Limit, e.Max)
 }
@@ -149,6 +151,8 @@ type budget struct {
 	// error or swallow it and fail later with another one, so the build
 	// reports this one.
 	hit atomic.Pointer[LimitError]
+	// fan is what the build's patches and replacements cost per object.
+	fan fanOut
 }
 
 func newBudget(ctx context.Context, lim limits) *budget {
@@ -244,15 +248,24 @@ func (b *budget) objects(n int) error {
 	return nil
 }
 
-// readObjects accounts for n more objects in the files read.
+// readObjects accounts for n more objects in the files read. They are
+// counted without a limit too: patches are charged per object.
 func (b *budget) readObjects(n int64) error {
-	if b == nil || n <= 0 || b.lim.objects <= 0 {
+	if b == nil || n <= 0 {
 		return nil
 	}
-	if n > b.lim.objects || b.objs.Add(n) > b.lim.objects {
+	if b.lim.objects > 0 && n > b.lim.objects {
+		return b.exceeded(&LimitError{Limit: LimitObjects, Max: b.lim.objects})
+	}
+	if total := b.objs.Add(n); b.lim.objects > 0 && total > b.lim.objects {
 		return b.exceeded(&LimitError{Limit: LimitObjects, Max: b.lim.objects})
 	}
 	return nil
+}
+
+// nodesLeft reports whether n more nodes fit the limit.
+func (b *budget) nodesLeft(n int64) bool {
+	return b.lim.nodes <= 0 || satAdd(b.nodes.Load(), n) <= b.lim.nodes
 }
 
 // readNodes accounts for n more YAML nodes in the files read.

@@ -443,7 +443,8 @@ func TestConcurrentBuilds(t *testing.T) {
 // TestAmplifiersAreBounded: inputs of a few hundred bytes that kustomize
 // would turn into gigabytes in memory, with no file read in between: YAML
 // aliases (charged to the byte budget as expanded) and JSON patch copies
-// (capped per patch and object).
+// (charged per object as what they may copy, and capped per patch and
+// object).
 func TestAmplifiersAreBounded(t *testing.T) {
 	laughs := "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
 	for i, l := range []string{"b", "c", "d", "e", "f", "g", "h"} {
@@ -454,9 +455,15 @@ func TestAmplifiersAreBounded(t *testing.T) {
 	for i := range 40 {
 		copies = append(copies, fmt.Sprintf(`{"op": "copy", "from": "/data", "path": "/data/k%d"}`, i))
 	}
+	jsonCopies := map[string]string{
+		"app/kustomization.yaml": kustomization("cm.yaml") + "patches:\n  - patch: '[" + strings.Join(copies, ", ") + "]'\n" +
+			"    target:\n      kind: ConfigMap\n",
+		"app/cm.yaml": configMap,
+	}
 	tests := []struct {
 		name  string
 		files map[string]string
+		opts  Options
 		is    error
 		msg   string
 	}{{
@@ -475,17 +482,19 @@ func TestAmplifiersAreBounded(t *testing.T) {
 		},
 		is: ErrLimitExceeded,
 	}, {
-		name: "JSON patch copies",
-		files: map[string]string{
-			"app/kustomization.yaml": kustomization("cm.yaml") + "patches:\n  - patch: '[" + strings.Join(copies, ", ") + "]'\n" +
-				"    target:\n      kind: ConfigMap\n",
-			"app/cm.yaml": configMap,
-		},
-		msg: "accumulated size increase of copy is",
+		name:  "JSON patch copies",
+		files: jsonCopies,
+		is:    ErrLimitExceeded,
+		msg:   "a patch or replacement applied to many objects counts once per object",
+	}, {
+		name:  "JSON patch copies, without node and byte limits",
+		files: jsonCopies,
+		opts:  Options{Limits: Limits{MaxNodes: -1, MaxBytes: -1}},
+		msg:   "accumulated size increase of copy is",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs, err := Build(writeTree(t, tc.files), "app", Options{})
+			objs, err := Build(writeTree(t, tc.files), "app", tc.opts)
 			require.Error(t, err)
 			assert.Nil(t, objs)
 			if tc.is != nil {

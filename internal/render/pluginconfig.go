@@ -27,64 +27,94 @@ import (
 // pluginConfig is a generator, transformer or validator entry whose
 // configs kustomize will hand to a builtin plugin.
 type pluginConfig struct {
-	label  string // "generator", "inline transformer", ...
-	entry  string // the entry as written, or "transformers[2]" for an inline one
-	file   string // the kustomization that lists it, repository-relative
-	inline []byte // an inline config
-	path   string // a config file (resolved)
-	dir    string // a kustomization directory whose output are the configs (resolved)
+	label string // "generator", "inline transformer", ...
+	entry string // the entry as written, or "transformers[2]" for an inline one
+	file  string // the kustomization that lists it, repository-relative
+	// kustomization is that kustomization's resolved path.
+	kustomization string
+	inline        []byte // an inline config
+	path          string // a config file (resolved)
+	dir           string // a kustomization directory whose output are the configs (resolved)
 }
 
 // checkConfigs refuses URLs in the plugin configs exactly as kustomize will
 // see them: parsed by kustomize's own resource factory and marshalled the
 // way its plugin loader marshals them for Config, and, for a directory, as
 // that directory builds (a patch or replacement there can write a URL that
-// no file holds). It runs kustomize, so it runs where a build may.
+// no file holds). It runs kustomize, so it runs where a build may. It also
+// counts the patches and replacements of transformer configs with those of
+// the kustomization that lists them (noteConfig); with remote bases on, a
+// directory of configs is not built here (it could fetch), and its patches
+// and replacements are not counted.
 func (p *preflight) checkConfigs() error {
-	if p.allowRemote {
-		return nil
-	}
-	rf := resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory())
 	for _, c := range p.configs {
-		var m resmap.ResMap
-		var err error
-		switch {
-		case c.inline != nil:
-			// Unparseable, kustomize takes the entry for a path; a URL
-			// there was refused with the kustomization.
-			if m, err = rf.NewResMapFromBytes(c.inline); err != nil {
-				continue
-			}
-		case c.path != "":
-			data, err := p.fs.readResolved(p.fs.inner, c.path)
-			if err != nil {
-				return c.fail(err)
-			}
-			if m, err = rf.NewResMapFromBytes(data); err != nil {
-				continue // kustomize reports it, and loads nothing from it
-			}
-		case c.dir != "":
-			if m, err = runKustomize(p.fs, c.dir); err != nil {
-				return c.fail(err)
-			}
+		m, err := p.configResources(c)
+		if err != nil {
+			return c.fail(err)
+		}
+		if m == nil {
+			continue
 		}
 		for _, res := range m.Resources() {
 			y, err := res.AsYAML()
 			if err != nil {
 				return c.fail(err)
 			}
-			j, err := yaml.YAMLToJSON(y)
-			if err != nil {
-				return c.fail(err)
+			if err := p.refuseURLs(c, res.GetKind(), res.GetName(), y); err != nil {
+				return err
 			}
-			var tree any
-			if err := json.Unmarshal(j, &tree); err != nil {
-				return c.fail(err)
-			}
-			if field, url, ok := findURL(tree, ""); ok {
-				return c.fail(&urlError{URL: url, Field: field, Kind: res.GetKind(), Name: res.GetName(), Err: p.remoteRefused()})
-			}
+			p.fs.noteConfig(c.kustomization, y)
 		}
+	}
+	return nil
+}
+
+// configResources parses the configs of c; nil when kustomize will not load
+// them as configs (unparseable: it takes the entry for a path), or c is a
+// directory and remote bases are on.
+func (p *preflight) configResources(c pluginConfig) (resmap.ResMap, error) {
+	rf := resmap.NewFactory(provider.NewDefaultDepProvider().GetResourceFactory())
+	switch {
+	case c.inline != nil:
+		// Unparseable, kustomize takes the entry for a path; a URL
+		// there was refused with the kustomization.
+		m, err := rf.NewResMapFromBytes(c.inline)
+		if err != nil {
+			return nil, nil
+		}
+		return m, nil
+	case c.path != "":
+		data, err := p.fs.readResolved(p.fs.inner, c.path)
+		if err != nil {
+			return nil, err
+		}
+		m, err := rf.NewResMapFromBytes(data)
+		if err != nil {
+			return nil, nil // kustomize reports it, and loads nothing from it
+		}
+		return m, nil
+	case c.dir != "" && !p.allowRemote:
+		return runKustomize(p.fs, c.dir)
+	}
+	return nil, nil
+}
+
+// refuseURLs refuses a config y (of kind and name) that holds a URL, with
+// remote bases off.
+func (p *preflight) refuseURLs(c pluginConfig, kind, name string, y []byte) error {
+	if p.allowRemote {
+		return nil
+	}
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		return c.fail(err)
+	}
+	var tree any
+	if err := json.Unmarshal(j, &tree); err != nil {
+		return c.fail(err)
+	}
+	if field, url, ok := findURL(tree, ""); ok {
+		return c.fail(&urlError{URL: url, Field: field, Kind: kind, Name: name, Err: p.remoteRefused()})
 	}
 	return nil
 }

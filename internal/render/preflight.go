@@ -70,6 +70,10 @@ func (p *preflight) dir(dir string) error {
 		return err
 	}
 	relFile := rel(p.fs.root, file)
+	kfile, err := resolve(p.fs.root, file, p.fs.links) // as kustomize's reads name it
+	if err != nil {
+		return err
+	}
 	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
 		return fmt.Errorf("%w (in %s)", ErrHelmRefused, relFile)
 	}
@@ -77,7 +81,7 @@ func (p *preflight) dir(dir string) error {
 		p.openAPI = true
 	}
 	for _, r := range refs(k) {
-		if err := p.check(dir, relFile, r); err != nil {
+		if err := p.check(dir, relFile, kfile, r); err != nil {
 			var nested *refError
 			if errors.As(err, &nested) {
 				return err // already names its own kustomization
@@ -98,12 +102,23 @@ func (p *preflight) dir(dir string) error {
 			if isInline(e) {
 				p.configs = append(p.configs, pluginConfig{
 					label: "inline " + singular(pl.field), entry: fmt.Sprintf("%s[%d]", pl.field, i),
-					file: relFile, inline: []byte(e),
+					file: relFile, kustomization: kfile, inline: []byte(e),
 				})
 			}
 		}
 	}
+	p.watchReplacements(dir, k)
 	return nil
+}
+
+// watchReplacements has the paths of the replacements of k (a
+// kustomization in dir) measured in every object the build reads.
+func (p *preflight) watchReplacements(dir string, k *types.Kustomization) {
+	for _, rf := range k.Replacements {
+		for _, sp := range p.fs.replacementSpreads(dir, rf) {
+			p.fs.budget.fan.repl.watch(sp.repl)
+		}
+	}
 }
 
 // load reads the kustomization file of dir; k is nil when there is none
@@ -179,7 +194,7 @@ func decodeKustomization(data []byte) (*types.Kustomization, any, error) {
 	return k, tree, nil
 }
 
-func (p *preflight) check(dir, file string, r ref) error {
+func (p *preflight) check(dir, file, kfile string, r ref) error {
 	v := strings.TrimSpace(r.value)
 	if isRemote(v) {
 		switch {
@@ -210,7 +225,7 @@ func (p *preflight) check(dir, file string, r ref) error {
 	if r.plugin {
 		// After the directory's own walk, so that plugin configs built
 		// from inside it are checked before it is built (post-order).
-		c := pluginConfig{label: r.field, entry: r.value, file: file}
+		c := pluginConfig{label: r.field, entry: r.value, file: file, kustomization: kfile}
 		if isDir {
 			c.dir = resolved
 		} else {

@@ -43,6 +43,12 @@ type Options struct {
 	// built-in Kubernetes schema nor a CRD in the build knows (a reconciler
 	// passes its RESTMapper here). Unknown kinds default to namespaced.
 	IsClusterScoped func(gvk schema.GroupVersionKind) (clusterScoped, known bool)
+	// Tenant, when set, names whose build this is (a reconciler passes the
+	// namespace of the GitRepository). A tenant's builds take at most one
+	// of the places among the running builds at once, abandoned ones
+	// included (running.go): one tenant's slow builds cannot keep every
+	// other tenant's waiting; its own next build waits instead.
+	Tenant string
 
 	// Limits of the build (see doc.go).
 	Limits
@@ -148,7 +154,7 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 	}
 	sb.exclusive = pf.openAPI
 	sb.dataOnly = pf.dataOnly()
-	run := &buildRun{ctx: ctx}
+	run := &buildRun{ctx: ctx, tenant: opts.Tenant}
 	sb.run = run
 
 	type result struct {
@@ -170,6 +176,7 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 			if err := pf.checkConfigs(); err != nil {
 				return err
 			}
+			sb.budget.fan.repl.seal()
 			m, err := runKustomize(sb, dir)
 			if err != nil {
 				return err

@@ -20,7 +20,8 @@ import (
 // with the default limits, doc.go: two fit a 512 MiB controller). A build waits for a place until
 // its own deadline, then fails with a *LimitError that is Waiting. Two,
 // not one, so that a single build stuck on a remote base does not stop
-// every other.
+// every other. A tenant (Options.Tenant) takes at most one place, abandoned
+// builds included, so that one tenant's builds cannot keep all of them.
 const maxRunning = 2
 
 // buildRun is what one build's kustomize goroutine shares with the
@@ -29,10 +30,11 @@ const maxRunning = 2
 // kyaml state (schema.go). krusty runs on one goroutine: the sandbox's
 // operations of a build do not overlap.
 type buildRun struct {
-	ctx  context.Context
-	mu   sync.Mutex
-	inOp int
-	seat *seat // while the goroutine is in the gate
+	ctx    context.Context
+	tenant string // Options.Tenant
+	mu     sync.Mutex
+	inOp   int
+	seat   *seat // while the goroutine is in the gate
 }
 
 // enterOp and exitOp bracket every file operation of the sandbox.
@@ -81,13 +83,13 @@ func (r *buildRun) expire() {
 	}
 }
 
-// run takes a place among the running goroutines and in the schema gate
-// (exclusive: alone) within the build's deadline, runs fn, and gives both
-// back when fn returns. started is called once fn runs: a deadline before
-// that was spent waiting for other builds.
+// run takes a place among the running goroutines (the tenant's one) and
+// in the schema gate (exclusive: alone) within the build's deadline, runs
+// fn, and gives both back when fn returns. started is called once fn runs:
+// a deadline before that was spent waiting for other builds.
 func (r *buildRun) run(exclusive bool, onWait func(), started func(), fn func() error) error {
 	warmOnce.Do(warmSchema)
-	s, err := gate.enter(r.ctx, exclusive, onWait)
+	s, err := gate.enter(r.ctx, exclusive, r.tenant, onWait)
 	if err != nil {
 		return err
 	}

@@ -286,11 +286,37 @@ func (s *sandboxFS) readResolved(fsys filesys.FileSystem, r string) ([]byte, err
 	return s.read(fsys, r, false)
 }
 
-// read reads the resolved path r, charging the budget before the content
-// is read when its size is known (a file larger than what is left is never
-// read into memory), and charging its YAML nodes and, for a read of
-// kustomize (objects), its objects before it returns the content.
+// read reads the resolved path r and charges it (readCounted). A read of
+// kustomize (objects) also adds what the file holds to the account of the
+// build's patches and replacements, and charges them on the objects read
+// so far: before kustomize can apply them (fanout.go).
 func (s *sandboxFS) read(fsys filesys.FileSystem, r string, objects bool) ([]byte, error) {
+	if s.budget == nil || !objects {
+		return s.readCounted(fsys, r, objects)
+	}
+	objs, nodes := s.budget.objs.Load(), s.budget.nodes.Load()-s.budget.fan.charged.nodes
+	data, err := s.readCounted(fsys, r, objects)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case s.dataOnly[r]:
+	case isKustomizationFile(r):
+		s.countFanOut(r, data, objs, nodes)
+	default:
+		s.budget.fan.noteDocuments(data)
+	}
+	if err := s.budget.settle(); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// readCounted reads the resolved path r, charging the budget before the
+// content is read when its size is known (a file larger than what is left
+// is never read into memory), and charging its YAML nodes and, for a read
+// of kustomize (objects), its objects before it returns the content.
+func (s *sandboxFS) readCounted(fsys filesys.FileSystem, r string, objects bool) ([]byte, error) {
 	size := s.size(fsys, r)
 	if err := s.budget.read(r, size); err != nil {
 		return nil, err

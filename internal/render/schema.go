@@ -53,9 +53,9 @@ import (
 // objects and nodes read bound (preflight keeps remote fetches, which
 // could wait forever, out of builds that set the schema).
 //
-// The gate also admits at most slots kustomize goroutines at once
-// (running.go): a build is let in when both allow it, in one decision, so
-// that no build holds a place while it waits for the other.
+// The gate also admits at most slots kustomize goroutines at once, and at
+// most one per tenant (running.go): a build is let in when all allow it, in
+// one decision, so that no build holds a place while it waits for another.
 type schemaGate struct {
 	mu        sync.Mutex
 	shared    int
@@ -63,7 +63,9 @@ type schemaGate struct {
 	// running counts the goroutines let in whose kustomize has not
 	// returned, abandoned ones included; slots bounds it.
 	running, slots int
-	changed        chan struct{} // closed and replaced whenever the gate opens up
+	// tenants counts them by tenant (Options.Tenant): at most one each.
+	tenants map[string]int
+	changed chan struct{} // closed and replaced whenever the gate opens up
 }
 
 var gate = &schemaGate{changed: make(chan struct{}), slots: maxRunning}
@@ -72,24 +74,21 @@ var gate = &schemaGate{changed: make(chan struct{}), slots: maxRunning}
 type seat struct {
 	in        bool // counted in the gate
 	exclusive bool // counted as the exclusive build
+	tenant    string
 }
 
 // enter waits until the build may run: a place among the running
-// goroutines is free and, for a shared build, no exclusive one runs, for
-// an exclusive build, nothing else runs. onWait, if set, is called when
-// the build has to wait. The place is the caller's until release.
-func (g *schemaGate) enter(ctx context.Context, exclusive bool, onWait func()) (*seat, error) {
+// goroutines is free, none is the tenant's (if the build names one) and,
+// for a shared build, no exclusive one runs, for an exclusive build,
+// nothing else runs. onWait, if set, is called when the build has to wait.
+// The place is the caller's until release.
+func (g *schemaGate) enter(ctx context.Context, exclusive bool, tenant string, onWait func()) (*seat, error) {
 	for {
 		g.mu.Lock()
-		if g.running < g.slots && !g.exclusive && (!exclusive || g.shared == 0) {
-			g.running++
-			if exclusive {
-				g.exclusive = true
-			} else {
-				g.shared++
-			}
+		if g.mayEnter(exclusive, tenant) {
+			s := g.take(exclusive, tenant)
 			g.mu.Unlock()
-			return &seat{in: true, exclusive: exclusive}, nil
+			return s, nil
 		}
 		changed := g.changed
 		g.mu.Unlock()
@@ -102,6 +101,29 @@ func (g *schemaGate) enter(ctx context.Context, exclusive bool, onWait func()) (
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// mayEnter reports whether a build may take a place now; g.mu is held.
+func (g *schemaGate) mayEnter(exclusive bool, tenant string) bool {
+	free := g.running < g.slots && (tenant == "" || g.tenants[tenant] == 0)
+	return free && !g.exclusive && (!exclusive || g.shared == 0)
+}
+
+// take gives a build a place; g.mu is held.
+func (g *schemaGate) take(exclusive bool, tenant string) *seat {
+	g.running++
+	if exclusive {
+		g.exclusive = true
+	} else {
+		g.shared++
+	}
+	if tenant != "" {
+		if g.tenants == nil {
+			g.tenants = map[string]int{}
+		}
+		g.tenants[tenant]++
+	}
+	return &seat{in: true, exclusive: exclusive, tenant: tenant}
 }
 
 // stepOut takes s out of the gate; its goroutine must be where it touches
@@ -164,6 +186,11 @@ func (g *schemaGate) leave(s *seat) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.running--
+	if s.tenant != "" {
+		if g.tenants[s.tenant]--; g.tenants[s.tenant] <= 0 {
+			delete(g.tenants, s.tenant)
+		}
+	}
 	g.opened()
 }
 
