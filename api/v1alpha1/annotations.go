@@ -59,4 +59,9 @@ const (
 	// CommitStatusFailedCondition reports that commit statuses cannot be
 	// written (wrong token, unknown repository, forge down).
 	CommitStatusFailedCondition = "CommitStatusFailed"
+	// IngressFailedCondition reports that the Ingress of spec.ingress
+	// cannot be made to point at the active colour (an Ingress of that
+	// name the FlinkBlueGreenDeployment does not own, a template that is
+	// not a URL, a refused write).
+	IngressFailedCondition = "IngressFailed"
 )

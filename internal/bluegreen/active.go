@@ -112,6 +112,7 @@ func (d *decider) active(x Color) {
 	a := d.child(x)
 	d.st.BlueGreenState = activeState(x)
 	d.st.ActiveDeployment = d.childName(x)
+	d.route(x)
 	d.ackIdleRequests()
 	if a == nil || a.Deleting {
 		d.activeMissing(x, a)
@@ -365,4 +366,10 @@ func savepointingState(c Color) v1alpha1.BlueGreenState {
 		return v1alpha1.SavepointingBlue
 	}
 	return v1alpha1.SavepointingGreen
+}
+
+// route points the parent Ingress at X, the active colour (or asks for it
+// to go when spec.ingress is unset).
+func (d *decider) route(x Color) {
+	d.out.Route = &Route{Child: d.childName(x), Delete: d.spec.Ingress == nil}
 }

@@ -203,10 +203,12 @@ func (d *decider) templateSavepointPath() string {
 	return d.spec.Template.Spec.Job.InitialSavepointPath
 }
 
-// desiredChild is template.spec with the given initialSavepointPath.
+// desiredChild is template.spec with the given initialSavepointPath and
+// the colour's ingress (see ChildIngress).
 func (d *decider) desiredChild(c Color, savepointPath string) *ChildSpec {
 	spec := *d.spec.Template.Spec.DeepCopy()
 	spec.Job.InitialSavepointPath = savepointPath
+	spec.Ingress = ChildIngress(spec.Ingress, c)
 	return &ChildSpec{Name: d.childName(c), Color: c, Spec: spec, Revision: d.revision()}
 }
 
@@ -244,11 +246,13 @@ func (d *decider) suspending(name string) bool {
 }
 
 // baseOf is the parent spec the child runs: the current spec with
-// template.spec replaced by the child's, and the template's
-// initialSavepointPath (see withSavepointPath).
+// template.spec replaced by the child's, the template's
+// initialSavepointPath (see withSavepointPath), and the ingress without
+// the colour's prefix, which desiredChild added and no spec change asks.
 func (d *decider) baseOf(c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
 	base := d.spec.DeepCopy()
 	base.Template.Spec = *c.Spec.DeepCopy()
+	base.Template.Spec.Ingress = templateIngress(c.Spec.Ingress, c.Color)
 	return withSavepointPath(base, d.spec)
 }
 

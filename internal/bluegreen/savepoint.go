@@ -23,7 +23,12 @@ import (
 // retried in a loop.
 func (d *decider) startSavepoint(x Color, a *Child) {
 	name := d.snapshotName(a)
-	d.createSnapshot(name, a.Name)
+	snap, err := d.snapshotOf(name, a)
+	if err != nil {
+		d.savepointRefused(x, err)
+		return
+	}
+	d.createSnapshot(snap)
 	d.stamp()
 	d.st.BlueGreenState = savepointingState(x)
 	d.st.TargetRevision = d.revision()
@@ -36,8 +41,48 @@ func (d *decider) startSavepoint(x Color, a *Child) {
 	d.requeue(min(d.t.interval, d.t.savepointTimeout))
 }
 
-func (d *decider) createSnapshot(name, job string) {
-	d.out.Actions = append(d.out.Actions, Action{Type: CreateSnapshot, Snapshot: &SnapshotSpec{Name: name, JobName: job}})
+func (d *decider) createSnapshot(s *SnapshotSpec) {
+	d.out.Actions = append(d.out.Actions, Action{Type: CreateSnapshot, Snapshot: s})
+}
+
+// SavepointFormatKey is the flinkConfiguration key of the format the Flink
+// operator takes savepoints in (KubernetesOperatorConfigOptions).
+const SavepointFormatKey = "kubernetes.operator.savepoint.format.type"
+
+// snapshotOf is the request for savepoint name of a's job.
+func (d *decider) snapshotOf(name string, a *Child) (*SnapshotSpec, error) {
+	format, err := savepointFormat(&d.spec.Template.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return &SnapshotSpec{Name: name, JobName: a.Name, FormatType: format}, nil
+}
+
+// savepointFormat is the format the template asks savepoints in. The
+// Flink operator uses the running job's setting for its own savepoints,
+// but this one exists to start the template's job, and only the template
+// knows what that job can restore (after a change of state backend, only
+// CANONICAL). The two differ only when the commit rolled out changes the
+// key along with a transition; a bad value is then fixed by the next
+// commit. Flink reads the value case-insensitively; unset or empty leaves
+// the operator's default. Any other value is refused here, naming the
+// key: the CRD's enum would reject most, naming only formatType, and
+// would accept UNKNOWN, which is no format Flink writes.
+func savepointFormat(spec *v1alpha1.FlinkDeploymentSpec) (string, error) {
+	raw := flattenTemplate(spec)["flinkConfiguration."+SavepointFormatKey]
+	switch v := strings.ToUpper(strings.TrimSpace(raw)); v {
+	case "", "CANONICAL", "NATIVE":
+		return v, nil
+	}
+	return "", fmt.Errorf("spec.template.spec.flinkConfiguration %s is %q, not CANONICAL or NATIVE", SavepointFormatKey, raw)
+}
+
+// savepointRefused: the savepoint cannot be asked for. Like a request the
+// API server rejects (see rejected), the spec is handled and X untouched.
+func (d *decider) savepointRefused(x Color, err error) {
+	d.stamp()
+	d.st.TargetRevision = d.revision()
+	d.savepointFailed(x, "SavepointRefused", err.Error())
 }
 
 // snapshotName is a pure function of the inputs that start the savepoint
@@ -114,13 +159,25 @@ func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointSta
 		d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("savepoint %s of %s did not complete within %s (%s)",
 			sp.Name, a.Name, d.t.savepointTimeout, v1alpha1.SavepointTimeoutKey))
 	default:
-		if snap == nil {
-			// Not seen yet, or lost between action and status write.
-			d.createSnapshot(sp.Name, a.Name)
+		if snap == nil && !d.reissue(x, a, sp.Name) {
+			return
 		}
 		d.progressing("Savepointing", "taking savepoint %s of %s", sp.Name, a.Name)
 		d.requeue(d.until(deadline))
 	}
+}
+
+// reissue asks again for a snapshot not seen yet, or lost between action
+// and status write (AlreadyExists is fine). false: the attempt failed, as
+// a new spec asks for an invalid format.
+func (d *decider) reissue(x Color, a *Child, name string) bool {
+	snap, err := d.snapshotOf(name, a)
+	if err != nil {
+		d.savepointRefused(x, err)
+		return false
+	}
+	d.createSnapshot(snap)
+	return true
 }
 
 func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *metav1.Time) {

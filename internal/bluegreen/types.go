@@ -198,6 +198,10 @@ type ChildSpec struct {
 type SnapshotSpec struct {
 	Name    string
 	JobName string
+	// FormatType is spec.savepoint.formatType, CANONICAL or NATIVE: the
+	// template's SavepointFormatKey. Empty when that is not set, leaving
+	// the Flink operator's default (CANONICAL).
+	FormatType string
 }
 
 // Action is one step the adapter executes, in order, before writing status.
@@ -226,4 +230,19 @@ type Decision struct {
 	RequeueAfter time.Duration
 	// Events are emitted after the status write, one per state change.
 	Events []Event
+	// Route is where the parent Ingress must send traffic; nil leaves it
+	// as it is (during a transition, or with no active colour).
+	Route *Route
+}
+
+// Route is the desired parent Ingress (FLIP-503): at every decision in
+// ACTIVE_X, X's REST Service; it moves with the cut-over and stays on the
+// colour an abort keeps. Set anew at each ACTIVE decision, so a deleted
+// or edited Ingress is restored: the adapter writes only a difference.
+type Route struct {
+	// Child is the FlinkDeployment whose <child>-rest Service the
+	// Ingress points at.
+	Child string
+	// Delete: spec.ingress is unset; the Ingress the parent owns goes.
+	Delete bool
 }

@@ -231,6 +231,9 @@ func (s *Story) step(ctx context.Context, n int, title string, c Commit, check f
 	}
 	r.Took = time.Since(start)
 	s.Results = append(s.Results, r)
+	if r.World != nil && r.World.Ingress != "" {
+		s.env.Logf("Ingress %s/%s → Service %s", JobNamespace, JobName, r.World.Ingress)
+	}
 	s.env.Logf("step %d done in %.1fs", n, r.Took.Seconds())
 	return r, nil
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"time"
 
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +35,9 @@ type World struct {
 	Statuses []gitea.Status
 	// ForgeErr is set when Gitea could not be asked (an outage).
 	ForgeErr error
+	// Ingress is the Service the job's Ingress sends traffic to, "" when
+	// there is no Ingress.
+	Ingress string
 }
 
 // Child is a FlinkDeployment as the simulated Flink operator reports it.
@@ -79,6 +84,9 @@ func (e *Env) Observe(ctx context.Context, sha string) (*World, error) {
 	for i := range list.Items {
 		c := childOf(&list.Items[i])
 		w.Children[c.Name] = c
+	}
+	if w.Ingress, err = e.ingressBackend(ctx); err != nil {
+		return nil, fmt.Errorf("read Ingress: %w", err)
 	}
 	if sha != "" {
 		st, err := e.Gitea.CommitStatuses(ctx, RepoName, sha)
@@ -149,4 +157,22 @@ func (w *World) Active() (Child, bool) {
 // Settled reports an ACTIVE_* state.
 func Settled(s v1alpha1.BlueGreenState) bool {
 	return s.Active()
+}
+
+// ingressBackend is the Service the job's Ingress points at.
+func (e *Env) ingressBackend(ctx context.Context) (string, error) {
+	ing := &networkingv1.Ingress{}
+	err := e.Client.Get(ctx, client.ObjectKey{Namespace: JobNamespace, Name: JobName}, ing)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", err
+	}
+	for _, r := range ing.Spec.Rules {
+		if r.HTTP != nil && len(r.HTTP.Paths) > 0 && r.HTTP.Paths[0].Backend.Service != nil {
+			return r.HTTP.Paths[0].Backend.Service.Name, nil
+		}
+	}
+	return "", nil
 }

@@ -68,10 +68,14 @@ func (s *Simulator) reconcileDeployment(ctx context.Context, req reconcile.Reque
 	return s.progress(ctx, d)
 }
 
-// teardown stops the job and releases the finalizer after TeardownDelay.
+// teardown stops the job, removes its cluster's REST Service and releases
+// the finalizer after TeardownDelay.
 func (s *Simulator) teardown(ctx context.Context, d deployment) (reconcile.Result, error) {
 	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), s.now())
 	s.forgetSeen(d)
+	if err := s.deleteRestService(ctx, d); err != nil {
+		return reconcile.Result{}, err
+	}
 	wait := d.GetDeletionTimestamp().Add(s.opts.TeardownDelay).Sub(s.now())
 	if wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
@@ -94,6 +98,10 @@ func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result,
 	s.lineage.stopJob(oldJob, s.now())
 	d.setStatus(d.GetGeneration(), "observedGeneration")
 	if d.suspended() {
+		// A suspended job has no JobManager, so no REST Service.
+		if err := s.deleteRestService(ctx, d); err != nil {
+			return reconcile.Result{}, err
+		}
 		d.setStatus(s.now().UTC().Format(time.RFC3339Nano), "jobStatus", "updateTime")
 		d.setStatus("SUSPENDED", "lifecycleState")
 		d.setStatus("SUSPENDED", "jobStatus", "state")
@@ -111,8 +119,12 @@ func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result,
 	return s.submit(ctx, d, restorePath(d, first))
 }
 
-// submit deploys a new job that restores from the given path (empty: fresh).
+// submit deploys a new job that restores from the given path (empty: fresh),
+// with its cluster's REST Service.
 func (s *Simulator) submit(ctx context.Context, d deployment, from string) (reconcile.Result, error) {
+	if err := s.applyRestService(ctx, d); err != nil {
+		return reconcile.Result{}, err
+	}
 	jobID := newID()
 	s.setRestore(jobID, from)
 	d.setStatus(s.now().UTC().Format(time.RFC3339Nano), "jobStatus", "updateTime")

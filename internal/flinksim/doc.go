@@ -9,7 +9,10 @@ Licensed under the Apache License, Version 2.0.
 // and FlinkStateSnapshot objects on a real API server and reports their
 // status the way the operator does (lifecycleState CREATED → DEPLOYED →
 // STABLE, jobStatus.state RECONCILING → RUNNING, a jobId, savepoints
-// TRIGGER_PENDING → IN_PROGRESS → COMPLETED with a path).
+// TRIGGER_PENDING → IN_PROGRESS → COMPLETED with a path). Like the
+// operator's cluster, a deployed job has the REST Service <name>-rest (port
+// "rest", rest.port or 8081), which goes when the job is suspended or the
+// FlinkDeployment deleted, so tests can follow where an Ingress points.
 //
 // Faults are selected by keys in a FlinkDeployment's flinkConfiguration, so
 // that a Git commit can cause them (see the Fault* constants). A Lineage

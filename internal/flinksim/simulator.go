@@ -152,11 +152,33 @@ func normalizeDir(dir string) string {
 	return "file:" + normalizePath(dir)
 }
 
-// configValue reads a flat key of spec.flinkConfiguration.
+// configValue reads a key of spec.flinkConfiguration, spelled flat
+// ("rest.port") or nested (rest: {port: …}), as Flink reads either.
 func configValue(fd *unstructured.Unstructured, key string) string {
-	conf, _, _ := unstructured.NestedMap(fd.Object, "spec", "flinkConfiguration")
-	if v, ok := conf[key]; ok {
+	conf, _, _ := unstructured.NestedFieldNoCopy(fd.Object, "spec", "flinkConfiguration")
+	if v, ok := lookupConfig(conf, key); ok {
 		return fmt.Sprint(v)
 	}
 	return ""
+}
+
+// lookupConfig finds key in node, the whole key first, then split at each
+// dot into a nested map.
+func lookupConfig(node any, key string) (any, bool) {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	if v, ok := m[key]; ok {
+		return v, true
+	}
+	for i := range len(key) {
+		if key[i] != '.' {
+			continue
+		}
+		if v, ok := lookupConfig(m[key[:i]], key[i+1:]); ok {
+			return v, true
+		}
+	}
+	return nil, false
 }

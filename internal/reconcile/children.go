@@ -56,16 +56,21 @@ func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) 
 	return u, nil
 }
 
-// snapshotObject is the FlinkStateSnapshot that savepoints a child's job.
+// snapshotObject is the FlinkStateSnapshot that savepoints a child's job,
+// in the format bluegreen chose; without one, in the operator's default.
 func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotSpec) *unstructured.Unstructured {
 	u := newUnstructured(v1alpha1.FlinkStateSnapshotGVK)
 	u.SetName(s.Name)
 	u.SetNamespace(p.Namespace)
 	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
+	savepoint := map[string]any{"disposeOnDelete": false}
+	if s.FormatType != "" {
+		savepoint["formatType"] = s.FormatType
+	}
 	u.Object["spec"] = map[string]any{
 		"backoffLimit": int64(0),
 		"jobReference": map[string]any{"kind": "FlinkDeployment", "name": s.JobName},
-		"savepoint":    map[string]any{"disposeOnDelete": false},
+		"savepoint":    savepoint,
 	}
 	return u
 }

@@ -15,6 +15,7 @@ package reconcile
 // +kubebuilder:rbac:groups=bggitops.dev,resources=flinkbluegreendeployments/finalizers,verbs=update
 // +kubebuilder:rbac:groups=flink.apache.org,resources=flinkdeployments;flinkstatesnapshots,verbs=get;list;watch;create;update;patch;delete
 // Secrets are read one by one, never listed or cached (see ClientOptions).
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -81,6 +81,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	if dec, err = r.execute(ctx, p, dec); err != nil {
 		return 0, err
 	}
+	r.routeIngress(ctx, p, &dec)
 	observeMetrics(p, dec, in.Now)
 	requeue := dec.RequeueAfter
 	if r.Commit != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	networkingv1 "k8s.io/api/networking/v1"
 	"net"
 	"net/http"
 	"os"
@@ -143,6 +144,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, re
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&v1alpha1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(deploymentsOfSource),
 			builder.WithPredicates(windowsChanged)).
+		// The Ingress of spec.ingress: a deleted or edited one is restored.
+		Owns(&networkingv1.Ingress{}).
 		WithOptions(o.controller())
 	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
 		// Children carry a non-controller ownerReference (ownerRef), and

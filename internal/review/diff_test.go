@@ -77,6 +77,22 @@ func TestPlanActions(t *testing.T) {
 	}
 }
 
+// An Ingress change alone is applied to the parent's Ingress in place:
+// no transition (FLIP-503 compares only template.spec).
+func TestIngressChangeIsNotATransition(t *testing.T) {
+	base := fbgd(t, ``)
+	head := fbgd(t, ``)
+	require.NoError(t, unstructured.SetNestedMap(head.Object, map[string]any{"template": "{{name}}.example.com"}, "spec", "ingress"))
+	r, err := Compare([]*unstructured.Unstructured{base}, []*unstructured.Unstructured{head})
+	require.NoError(t, err)
+	require.Len(t, r.Objects, 1)
+	p := r.Objects[0].Deployment
+	require.NotNil(t, p)
+	assert.Equal(t, ActionIngress, p.Action)
+	assert.Equal(t, []string{"spec.ingress.template"}, p.Fields)
+	assert.Contains(t, p.Description, "no transition")
+}
+
 func TestAddedAndRemovedDeployments(t *testing.T) {
 	r, err := Compare(nil, []*unstructured.Unstructured{fbgd(t, "")})
 	require.NoError(t, err)

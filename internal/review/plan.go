@@ -7,7 +7,11 @@ Licensed under the Apache License, Version 2.0.
 package review
 
 import (
+	"encoding/json"
 	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +33,7 @@ const (
 	ActionResume              Action = "resume"
 	ActionSavepointRedeploy   Action = "savepoint-redeploy"
 	ActionNothing             Action = "nothing"
+	ActionIngress             Action = "ingress"
 	ActionDelete              Action = "delete"
 )
 
@@ -41,6 +46,7 @@ var descriptions = map[Action]string{
 	ActionResume:              "resume",
 	ActionSavepointRedeploy:   "savepoint redeploy",
 	ActionNothing:             "nothing for the job",
+	ActionIngress:             "in-place change of the parent's Ingress (spec.ingress); no job is touched, no transition",
 	ActionDelete:              "deletion of the job and its FlinkDeployments",
 }
 
@@ -89,7 +95,22 @@ func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 		return nil, err
 	}
 	r, d := bluegreen.Plan(old, cur)
+	if r == bluegreen.RolloutNothing && !sameJSON(old.Ingress, cur.Ingress) {
+		return newPlan(ActionIngress, &d), nil
+	}
 	return newPlan(actions[r], &d), nil
+}
+
+// sameJSON reports whether two raw JSON values hold the same value.
+func sameJSON(a, b *apiextensionsv1.JSON) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	var x, y any
+	if json.Unmarshal(a.Raw, &x) != nil || json.Unmarshal(b.Raw, &y) != nil {
+		return false
+	}
+	return equality.Semantic.DeepEqual(x, y)
 }
 
 // actions names the controller's rollouts in the report.

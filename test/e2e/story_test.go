@@ -204,6 +204,7 @@ func firstDeployment(t *testing.T) {
 	assert.Equal(t, v1alpha1.JobRunning, p.Status.JobStatus.State)
 	assert.Equal(t, devenv.JobName+"-blue", p.Status.ActiveDeployment)
 	assert.Equal(t, rev, p.Status.ActiveRevision)
+	assert.Equal(t, devenv.JobName+"-blue-rest", seed.World.Ingress, "the Ingress points at the active colour")
 
 	children := flinkDeployments(t)
 	require.Equal(t, []string{devenv.JobName + "-blue"}, names(children))
@@ -243,6 +244,7 @@ func newImage(t *testing.T) {
 	assert.True(t, green.Running())
 	assert.Equal(t, p.Status.Savepoint.Path, green.InitialSavepoint)
 	assertLineage(t, green, before)
+	assert.Equal(t, devenv.JobName+"-green-rest", image.World.Ingress, "the Ingress moved with the cut-over")
 
 	snap := &unstructured.Unstructured{}
 	snap.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
@@ -270,6 +272,7 @@ func neverReady(t *testing.T) {
 	assert.Equal(t, v1alpha1.JobFailing, p.Status.JobStatus.State)
 	assert.Equal(t, image.Commit.Revision, p.Status.ActiveRevision)
 	assert.Contains(t, p.Status.Error, "not ready within 10s")
+	assert.Equal(t, devenv.JobName+"-green-rest", broken.World.Ingress, "the abort leaves the Ingress on the colour that keeps running")
 
 	children := flinkDeployments(t)
 	green, blue := children[devenv.JobName+"-green"], children[devenv.JobName+"-blue"]

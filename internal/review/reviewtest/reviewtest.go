@@ -189,6 +189,7 @@ func (w *world) savepointDone(first bluegreen.Decision) (Effect, error) {
 func (w *world) checkGreen(dec bluegreen.Decision, path string) error {
 	want := w.head.Template.Spec.DeepCopy()
 	want.Job.InitialSavepointPath = path
+	want.Ingress = bluegreen.ChildIngress(want.Ingress, bluegreen.Green)
 	if got := dec.Actions[0].Child.Spec; !reflect.DeepEqual(got, *want) {
 		return fmt.Errorf("green started with %+v, want the head template from %q", got.Job, path)
 	}
@@ -203,6 +204,7 @@ func (w *world) inPlace(dec bluegreen.Decision) (Effect, error) {
 	applied := dec.Actions[0].Child.Spec
 	want := w.head.Template.Spec.DeepCopy()
 	want.Job.InitialSavepointPath = applied.Job.InitialSavepointPath
+	want.Ingress = bluegreen.ChildIngress(want.Ingress, bluegreen.Blue)
 	if !reflect.DeepEqual(applied, *want) || dec.Status.BlueGreenState != v1alpha1.TransitioningToBlue {
 		return "", fmt.Errorf("blue changed, but not to the head template: %s", describe(dec))
 	}

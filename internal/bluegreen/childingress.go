@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bluegreen
+
+import (
+	"encoding/json"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// ingressPrefix is what FLIP-503 puts before the ingress.template of a
+// child of colour c ("blue-", "green-"; BlueGreenUtils), so that the Flink
+// operator gives each colour its own host or path and both can be reached
+// during a transition.
+func ingressPrefix(c Color) string { return strings.ToLower(string(c)) + "-" }
+
+// ChildIngress is the spec.ingress a child of colour c carries for the
+// template's ingress: the same, with the colour's prefix before a
+// non-empty template.
+func ChildIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
+	return editIngressTemplate(ingress, func(t string) string { return ingressPrefix(c) + t })
+}
+
+// templateIngress is the template's ingress that a child of colour c was
+// given: ChildIngress undone. A template without c's prefix (a child made
+// before the prefix was added) is taken as it is, so that it does not look
+// changed either.
+func templateIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
+	return editIngressTemplate(ingress, func(t string) string { return strings.TrimPrefix(t, ingressPrefix(c)) })
+}
+
+// editIngressTemplate returns a copy of ingress with edit applied to its
+// template. Every other field is kept as it is (raw JSON, so numbers and
+// unknown fields survive); an ingress without a string template, or with
+// an empty one, has no address to prefix and is only copied.
+func editIngressTemplate(ingress *apiextensionsv1.JSON, edit func(string) string) *apiextensionsv1.JSON {
+	if ingress == nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	var template string
+	if json.Unmarshal(ingress.Raw, &fields) != nil || json.Unmarshal(fields["template"], &template) != nil || template == "" {
+		return ingress.DeepCopy()
+	}
+	raw, err := json.Marshal(edit(template))
+	if err != nil {
+		return ingress.DeepCopy()
+	}
+	fields["template"] = raw
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return ingress.DeepCopy()
+	}
+	return &apiextensionsv1.JSON{Raw: out}
+}

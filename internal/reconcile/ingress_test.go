@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+const ingressJSON = `{"template": "{{name}}.{{namespace}}.flink.example.com", "className": "nginx",
+  "annotations": {"nginx.ingress.kubernetes.io/rewrite-target": "/"}, "labels": {"team": "orders"}}`
+
+func withIngress(p *v1alpha1.FlinkBlueGreenDeployment) {
+	p.Spec.Ingress = &apiextensionsv1.JSON{Raw: []byte(ingressJSON)}
+}
+
+func getIngress(ns, name string) (*networkingv1.Ingress, error) {
+	ing := &networkingv1.Ingress{}
+	err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, ing)
+	return ing, err
+}
+
+// backend is the Service the parent Ingress sends traffic to, "" when
+// there is no Ingress.
+func backend(t *testing.T, ns string) string {
+	t.Helper()
+	ing, err := getIngress(ns, "job")
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	require.NoError(t, err)
+	require.Len(t, ing.Spec.Rules, 1)
+	return ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Name
+}
+
+// TestIngressFollowsTheActiveColour (FLIP-503 "ingress switches during
+// transition" and "created only when configured"): the parent Ingress
+// points at blue, still at blue while green starts, at green from the
+// moment ACTIVE_GREEN is written, stays on green when the next transition
+// aborts, is restored when deleted by hand, and goes away with
+// spec.ingress.
+func TestIngressFollowsTheActiveColour(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	p := fbgdObject(t, ns, "job", 1, "flink:1.20.0", "")
+	withIngress(p)
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	ing, err := getIngress(ns, "job")
+	require.NoError(t, err)
+	assert.Equal(t, "job-blue-rest", backend(t, ns))
+	assert.Equal(t, "job."+ns+".flink.example.com", ing.Spec.Rules[0].Host)
+	assert.EqualValues(t, 8081, ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number)
+	assert.Equal(t, "nginx", *ing.Spec.IngressClassName)
+	assert.Equal(t, map[string]string{"team": "orders", "component": "ingress"}, ing.Labels)
+	assert.Equal(t, "/", ing.Annotations["nginx.ingress.kubernetes.io/rewrite-target"])
+	owner := metav1.GetControllerOf(ing)
+	require.NotNil(t, owner, "the FlinkBlueGreenDeployment controls its Ingress")
+	assert.Equal(t, getFBGD(t, ns, "job").UID, owner.UID)
+
+	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "3s"`, withIngress)
+	eventually(t, ns, "green starting", state(t, ns, "job", v1alpha1.TransitioningToGreen, v1alpha1.JobReconciling))
+	assert.Equal(t, "job-blue-rest", backend(t, ns), "no switch before the new colour is ready")
+	eventually(t, ns, "ACTIVE_GREEN", func() bool { return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.ActiveGreen })
+	assert.Equal(t, "job-green-rest", backend(t, ns), "switched by the time ACTIVE_GREEN is written")
+
+	update(t, ns, "job", 3, "flink:1.20.2", neverReady, withIngress, withAbortGrace("2s"))
+	eventually(t, ns, "the transition to blue aborted", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobFailing))
+	assert.Equal(t, "job-green-rest", backend(t, ns), "an abort leaves the Ingress on the colour that keeps running")
+
+	require.NoError(t, env.Client.Delete(context.Background(), ing))
+	eventually(t, ns, "the Ingress restored", func() bool { return backend(t, ns) == "job-green-rest" })
+
+	update(t, ns, "job", 4, "flink:1.20.0", "")
+	eventually(t, ns, "the Ingress gone with spec.ingress", func() bool { return backend(t, ns) == "" })
+	assert.Nil(t, apimeta.FindStatusCondition(getFBGD(t, ns, "job").Status.Conditions, v1alpha1.IngressFailedCondition))
+}
+
+// TestIngressOfAnotherOwnerIsLeftAlone: an Ingress of the parent's name
+// that the parent does not own is not taken over; IngressFailed says why.
+func TestIngressOfAnotherOwnerIsLeftAlone(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	pathType := networkingv1.PathTypePrefix
+	foreign := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: ns},
+		Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "other.example.com",
+			IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+				Path: "/", PathType: &pathType, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+					Name: "other", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}
+	require.NoError(t, env.Client.Create(context.Background(), foreign))
+	p := fbgdObject(t, ns, "job", 1, "flink:1.20.0", "")
+	withIngress(p)
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, ns, "IngressFailed", func() bool {
+		c := apimeta.FindStatusCondition(getFBGD(t, ns, "job").Status.Conditions, v1alpha1.IngressFailedCondition)
+		return c != nil && c.Reason == "IngressNotOwned"
+	})
+	assert.Equal(t, v1alpha1.ActiveBlue, getFBGD(t, ns, "job").Status.BlueGreenState, "the rollout goes on")
+	assert.Equal(t, "other", backend(t, ns), "the foreign Ingress is untouched")
+}
