@@ -8,6 +8,7 @@ package bluegreen
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,8 +23,17 @@ func ingressPrefix(c Color) string { return strings.ToLower(string(c)) + "-" }
 // ChildIngress is the spec.ingress a child of colour c carries for the
 // template's ingress: the same, with the colour's prefix before a
 // non-empty template.
+//
+// A path-only template ("/{{namespace}}/{{name}}(/|$)(.*)") gets the colour
+// as a first path segment instead ("/green/…"): FLIP-503's prefix would
+// make "green-" its host, which Kubernetes refuses.
 func ChildIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
-	return editIngressTemplate(ingress, func(t string) string { return ingressPrefix(c) + t })
+	return editIngressTemplate(ingress, func(t string) string {
+		if strings.HasPrefix(t, "/") {
+			return "/" + strings.ToLower(string(c)) + t
+		}
+		return ingressPrefix(c) + t
+	})
 }
 
 // templateIngress is the template's ingress that a child of colour c was
@@ -31,7 +41,36 @@ func ChildIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON 
 // before the prefix was added) is taken as it is, so that it does not look
 // changed either.
 func templateIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
-	return editIngressTemplate(ingress, func(t string) string { return strings.TrimPrefix(t, ingressPrefix(c)) })
+	return editIngressTemplate(ingress, func(t string) string {
+		if path := "/" + strings.ToLower(string(c)) + "/"; strings.HasPrefix(t, path) {
+			return t[len(path)-1:]
+		}
+		return strings.TrimPrefix(t, ingressPrefix(c))
+	})
+}
+
+// childTemplateIngress is the template ingress a child runs: the
+// template's own when the child carries it, prefixed or (a child made
+// before prefixes) as it is; otherwise the child's, prefix removed. A
+// template that really starts with "blue-" is then never mistaken for a
+// prefixed one.
+func childTemplateIngress(child, template *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
+	if sameJSON(child, ChildIngress(template, c)) || sameJSON(child, template) {
+		return template.DeepCopy()
+	}
+	return templateIngress(child, c)
+}
+
+// sameJSON reports whether two raw JSON values hold the same value.
+func sameJSON(a, b *apiextensionsv1.JSON) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var x, y any
+	if json.Unmarshal(a.Raw, &x) != nil || json.Unmarshal(b.Raw, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // editIngressTemplate returns a copy of ingress with edit applied to its

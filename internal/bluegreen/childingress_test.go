@@ -28,8 +28,8 @@ func ingressTemplate(t testing.TB, in *apiextensionsv1.JSON) string {
 	return s.Template
 }
 
-// sameJSON compares two JSON values by meaning, numbers kept exact.
-func sameJSON(t *testing.T, a, b *apiextensionsv1.JSON) bool {
+// sameJSONT compares two JSON values by meaning, numbers kept exact.
+func sameJSONT(t *testing.T, a, b *apiextensionsv1.JSON) bool {
 	t.Helper()
 	var x, y map[string]json.RawMessage
 	if json.Unmarshal(a.Raw, &x) != nil || json.Unmarshal(b.Raw, &y) != nil {
@@ -46,7 +46,7 @@ func TestChildIngress(t *testing.T) {
 	}{
 		{"host, blue", hostIngress, Blue, "blue-{{name}}.flink.example.com"},
 		{"host, green", hostIngress, Green, "green-{{name}}.flink.example.com"},
-		{"path, green", `{"template":"/orders(/|$)(.*)"}`, Green, "green-/orders(/|$)(.*)"},
+		{"path, green", `{"template":"/orders(/|$)(.*)"}`, Green, "/green/orders(/|$)(.*)"},
 		{"template that looks prefixed", `{"template":"blue-x"}`, Blue, "blue-blue-x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestChildIngress(t *testing.T) {
 			if string(in.Raw) != tc.in {
 				t.Errorf("the template's ingress was changed: %s", in.Raw)
 			}
-			if back := templateIngress(got, tc.c); !sameJSON(t, back, in) {
+			if back := templateIngress(got, tc.c); !sameJSONT(t, back, in) {
 				t.Errorf("templateIngress(ChildIngress(x)) = %s, want %s", back.Raw, in.Raw)
 			}
 		})
@@ -69,7 +69,7 @@ func TestChildIngressKeepsOtherFields(t *testing.T) {
 	got := ChildIngress(rawJSON(hostIngress), Blue)
 	want := rawJSON(`{"template":"blue-{{name}}.flink.example.com","className":"nginx",` +
 		`"annotations":{"nginx.ingress.kubernetes.io/proxy-body-size":"0"},"port":12345678901234567890}`)
-	if !sameJSON(t, got, want) {
+	if !sameJSONT(t, got, want) {
 		t.Errorf("got %s, want %s", got.Raw, want.Raw)
 	}
 }
@@ -193,9 +193,21 @@ func TestIngressPrefixInPlace(t *testing.T) {
 	}, "main@sha1:r2")
 	w.step()
 	w.expectState(sToBlue, jReconciling)
-	w.expectIngress(Blue, "blue-/orders(/|$)(.*)")
+	w.expectIngress(Blue, "/blue/orders(/|$)(.*)")
 	w.ready(Blue)
 	w.step()
 	w.expectState(sActiveBlue, jRunning)
 	w.expectNoop(w.step())
+}
+
+// A child made before prefixes whose template really starts with "blue-"
+// is not taken for a prefixed one: an in-place change stays in place.
+func TestTemplateStartingWithTheColourIsNotStripped(t *testing.T) {
+	tmpl := &apiextensionsv1.JSON{Raw: []byte(`{"template":"blue-{{name}}.example.com"}`)}
+	if got := childTemplateIngress(tmpl, tmpl, Blue); !sameJSON(got, tmpl) {
+		t.Fatalf("legacy child: %s", got.Raw)
+	}
+	if got := childTemplateIngress(ChildIngress(tmpl, Blue), tmpl, Blue); !sameJSON(got, tmpl) {
+		t.Fatalf("prefixed child: %s", got.Raw)
+	}
 }

@@ -252,7 +252,7 @@ func (d *decider) suspending(name string) bool {
 func (d *decider) baseOf(c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
 	base := d.spec.DeepCopy()
 	base.Template.Spec = *c.Spec.DeepCopy()
-	base.Template.Spec.Ingress = templateIngress(c.Spec.Ingress, c.Color)
+	base.Template.Spec.Ingress = childTemplateIngress(c.Spec.Ingress, d.spec.Template.Spec.Ingress, c.Color)
 	return withSavepointPath(base, d.spec)
 }
 

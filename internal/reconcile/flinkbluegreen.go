@@ -81,9 +81,9 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	if dec, err = r.execute(ctx, p, dec); err != nil {
 		return 0, err
 	}
-	r.routeIngress(ctx, p, &dec)
+	ingressRetry := r.routeIngress(ctx, p, &dec)
 	observeMetrics(p, dec, in.Now)
-	requeue := dec.RequeueAfter
+	requeue := minPositive(dec.RequeueAfter, ingressRetry)
 	if r.Commit != nil {
 		next := p.DeepCopy()
 		next.Status = dec.Status

@@ -8,14 +8,15 @@ package reconcile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
 	"regexp"
-	"strconv"
-	"strings"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -30,13 +31,17 @@ import (
 	"bggitops.dev/bg-gitops/internal/objects"
 )
 
-// The Flink operator's names: the REST Service of a FlinkDeployment, the
-// label of the Ingresses it manages, and the REST port's key and default.
+// The Flink operator's names: the REST Service of a FlinkDeployment, its
+// port, and the label of the Ingresses it manages. The backend names the
+// port rather than its number: it follows the rest.port the active colour
+// serves, not the one a commit not yet rolled out asks for.
 const (
 	restServiceSuffix = "-rest"
+	restPortName      = "rest"
 	componentLabel    = "component"
-	restPortKey       = "rest.port"
-	defaultRestPort   = 8081
+	// appliedHashAnnotation records what was last applied, so that a
+	// label or annotation removed from spec.ingress is removed too.
+	appliedHashAnnotation = "bggitops.dev/ingress-hash"
 )
 
 // errIngressNotOwned: an Ingress of the parent's name exists that the
@@ -57,33 +62,65 @@ type ingressSpec struct {
 }
 
 // ensureIngress makes the parent Ingress what route says, writing only a
-// difference. It reads through the cache and writes as c (the identity
-// that applied the parent).
-func (r *FlinkBlueGreenReconciler) ensureIngress(ctx context.Context, c client.Client, p *v1alpha1.FlinkBlueGreenDeployment, route *bluegreen.Route) error {
-	cur := &networkingv1.Ingress{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(p), cur)
-	exists := err == nil
-	if err != nil && !apierrors.IsNotFound(err) {
+// difference, as the identity that applied the parent (actor, resolved only
+// when something is written). An Ingress it does not control is never
+// written: the cache's "absent" is checked against the API server, and an
+// existing Ingress is applied only at the resourceVersion it was read at
+// (one replaced meanwhile is a conflict, retried).
+func (r *FlinkBlueGreenReconciler) ensureIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, route *bluegreen.Route) error {
+	cur, err := r.currentIngress(ctx, p, !route.Delete)
+	if err != nil {
 		return err
 	}
-	if exists && !metav1.IsControlledBy(cur, p) {
+	owned := cur != nil && metav1.IsControlledBy(cur, p)
+	switch {
+	case route.Delete && !owned:
+		return nil
+	case route.Delete:
+		return r.writeIngress(ctx, p, func(c client.Client) error {
+			return client.IgnoreNotFound(c.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}))
+		})
+	case cur != nil && !owned:
 		return fmt.Errorf("Ingress %s %w", p.Name, errIngressNotOwned)
 	}
-	if route.Delete {
-		if !exists {
-			return nil
-		}
-		return client.IgnoreNotFound(c.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}))
-	}
 	want, err := ingressObject(p, route.Child)
-	if err != nil || (exists && ingressCurrent(cur, want)) {
+	if err != nil || (owned && ingressCurrent(cur, want)) {
 		return err
 	}
 	u, err := toUnstructured(want)
 	if err != nil {
 		return err
 	}
-	return objects.Apply(ctx, c, u)
+	if cur != nil {
+		u.SetResourceVersion(cur.ResourceVersion)
+	}
+	return r.writeIngress(ctx, p, func(c client.Client) error { return objects.Apply(ctx, c, u) })
+}
+
+// currentIngress is the Ingress of p's name, nil when there is none; with
+// live, an absence in the cache is confirmed by the API server.
+func (r *FlinkBlueGreenReconciler) currentIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, live bool) (*networkingv1.Ingress, error) {
+	cur := &networkingv1.Ingress{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(p), cur)
+	if apierrors.IsNotFound(err) && live {
+		err = r.reader().Get(ctx, client.ObjectKeyFromObject(p), cur)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return cur, nil
+}
+
+// writeIngress runs write with the client of the identity that applied p.
+func (r *FlinkBlueGreenReconciler) writeIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, write func(client.Client) error) error {
+	c, err := r.actor(ctx, p)
+	if err != nil {
+		return err
+	}
+	return write(c)
 }
 
 // ingressObject is the parent Ingress pointing at child's REST Service,
@@ -99,30 +136,45 @@ func ingressObject(p *v1alpha1.FlinkBlueGreenDeployment, child string) (*network
 	if err != nil {
 		return nil, err
 	}
-	port, err := restPort(p)
-	if err != nil {
-		return nil, err
-	}
 	labels := maps.Clone(spec.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[componentLabel] = "ingress"
+	annotations := maps.Clone(spec.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
 	ing := &networkingv1.Ingress{
 		TypeMeta: metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress"},
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: spec.Annotations,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: labels, Annotations: annotations,
 			OwnerReferences: []metav1.OwnerReference{controllerRef(p)}},
 		Spec: networkingv1.IngressSpec{IngressClassName: spec.ClassName, TLS: spec.TLS,
-			Rules: []networkingv1.IngressRule{rule(host, path, child+restServiceSuffix, port)}},
+			Rules: []networkingv1.IngressRule{rule(host, path, child+restServiceSuffix)}},
 	}
+	hash, err := ingressHash(ing)
+	if err != nil {
+		return nil, err
+	}
+	annotations[appliedHashAnnotation] = hash
 	return ing, nil
 }
 
-func rule(host, path, service string, port int32) networkingv1.IngressRule {
+// ingressHash identifies what is applied: labels, annotations and spec.
+func ingressHash(ing *networkingv1.Ingress) (string, error) {
+	b, err := json.Marshal([]any{ing.Labels, ing.Annotations, ing.Spec})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+func rule(host, path, service string) networkingv1.IngressRule {
 	pathType := networkingv1.PathTypeImplementationSpecific
 	return networkingv1.IngressRule{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 		Paths: []networkingv1.HTTPIngressPath{{Path: path, PathType: &pathType, Backend: networkingv1.IngressBackend{
-			Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Number: port}}}}},
+			Service: &networkingv1.IngressServiceBackend{Name: service, Port: networkingv1.ServiceBackendPort{Name: restPortName}}}}},
 	}}}
 }
 
@@ -148,24 +200,17 @@ func ingressURL(template, name, namespace string) (string, string, error) {
 	return u.Hostname(), u.Path, nil
 }
 
-// restPort is the REST port the template's Flink configuration sets.
-func restPort(p *v1alpha1.FlinkBlueGreenDeployment) (int32, error) {
-	v, ok := bluegreen.FlinkConfigValue(&p.Spec.Template.Spec, restPortKey)
-	if !ok {
-		return defaultRestPort, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-	if err != nil || n <= 0 || n > 65535 {
-		return 0, fmt.Errorf("%w: flinkConfiguration %s %q is not a port", errInvalidIngress, restPortKey, v)
-	}
-	return int32(n), nil
-}
-
-// ingressCurrent reports whether cur already is want (labels and
-// annotations of want included in cur's; others' may add their own).
+// ingressCurrent reports whether cur already is want: the same applied
+// hash (a label or annotation removed from spec.ingress changes it), want's
+// labels and annotations in place (others may add their own), and the same
+// spec — an ingressClassName the API server defaulted is not a difference.
 func ingressCurrent(cur, want *networkingv1.Ingress) bool {
+	spec := cur.Spec.DeepCopy()
+	if want.Spec.IngressClassName == nil {
+		spec.IngressClassName = nil
+	}
 	return subset(want.Labels, cur.Labels) && subset(want.Annotations, cur.Annotations) &&
-		equality.Semantic.DeepEqual(cur.Spec, want.Spec)
+		equality.Semantic.DeepEqual(*spec, want.Spec)
 }
 
 func subset(a, b map[string]string) bool {
@@ -194,25 +239,28 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 }
 
 // routeIngress carries out the decision's route and reports the outcome
-// in IngressFailed: the Ingress never holds back the blue/green work.
-func (r *FlinkBlueGreenReconciler) routeIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, dec *bluegreen.Decision) {
+// in IngressFailed: the Ingress never holds back the blue/green work. It
+// returns how soon to try again: a failed write soon, a refusal or an
+// Ingress of another owner every minute (its deletion is not watched).
+func (r *FlinkBlueGreenReconciler) routeIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, dec *bluegreen.Decision) time.Duration {
 	if dec.Route == nil {
-		return
+		return 0
 	}
-	c, err := r.actor(ctx, p)
-	if err == nil {
-		err = r.ensureIngress(ctx, c, p, dec.Route)
-	}
+	err := r.ensureIngress(ctx, p, dec.Route)
 	conds := &dec.Status.Conditions
 	if err == nil {
 		clearCondition(conds, v1alpha1.IngressFailedCondition)
-		return
+		return 0
 	}
 	msg := secrets.forNamespace(p.Namespace).string(err.Error())
 	reason := ingressReason(err)
 	if setCondition(conds, p.Generation, r.now(), v1alpha1.IngressFailedCondition, metav1.ConditionTrue, reason, msg) {
 		dec.Events = append(dec.Events, bluegreen.Event{Warning: true, Reason: reason, Message: msg})
 	}
+	if reason == "IngressFailed" {
+		return forgeRetry
+	}
+	return time.Minute
 }
 
 func ingressReason(err error) string {

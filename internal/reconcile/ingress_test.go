@@ -65,7 +65,7 @@ func TestIngressFollowsTheActiveColour(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "job-blue-rest", backend(t, ns))
 	assert.Equal(t, "job."+ns+".flink.example.com", ing.Spec.Rules[0].Host)
-	assert.EqualValues(t, 8081, ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Number)
+	assert.Equal(t, "rest", ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service.Port.Name, "the port the active colour serves, by name")
 	assert.Equal(t, "nginx", *ing.Spec.IngressClassName)
 	assert.Equal(t, map[string]string{"team": "orders", "component": "ingress"}, ing.Labels)
 	assert.Equal(t, "/", ing.Annotations["nginx.ingress.kubernetes.io/rewrite-target"])
@@ -86,7 +86,17 @@ func TestIngressFollowsTheActiveColour(t *testing.T) {
 	require.NoError(t, env.Client.Delete(context.Background(), ing))
 	eventually(t, ns, "the Ingress restored", func() bool { return backend(t, ns) == "job-green-rest" })
 
-	update(t, ns, "job", 4, "flink:1.20.0", "")
+	withoutAnnotation := func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Ingress = &apiextensionsv1.JSON{Raw: []byte(`{"template": "{{name}}.{{namespace}}.flink.example.com", "className": "nginx"}`)}
+	}
+	update(t, ns, "job", 4, "flink:1.20.1", `, "bggitops.dev/simulate-start-delay": "3s"`, withoutAnnotation)
+	eventually(t, ns, "an annotation removed from spec.ingress removed from the Ingress", func() bool {
+		ing, err := getIngress(ns, "job")
+		_, annotated := ing.Annotations["nginx.ingress.kubernetes.io/rewrite-target"]
+		return err == nil && !annotated && ing.Labels["team"] == ""
+	})
+
+	update(t, ns, "job", 5, "flink:1.20.0", "")
 	eventually(t, ns, "the Ingress gone with spec.ingress", func() bool { return backend(t, ns) == "" })
 	assert.Nil(t, apimeta.FindStatusCondition(getFBGD(t, ns, "job").Status.Conditions, v1alpha1.IngressFailedCondition))
 }
@@ -112,4 +122,12 @@ func TestIngressOfAnotherOwnerIsLeftAlone(t *testing.T) {
 	})
 	assert.Equal(t, v1alpha1.ActiveBlue, getFBGD(t, ns, "job").Status.BlueGreenState, "the rollout goes on")
 	assert.Equal(t, "other", backend(t, ns), "the foreign Ingress is untouched")
+
+	update(t, ns, "job", 2, "flink:1.20.0", "")
+	eventually(t, ns, "without spec.ingress, nothing to report", func() bool {
+		p := getFBGD(t, ns, "job")
+		return p.Status.ObservedGeneration == p.Generation &&
+			apimeta.FindStatusCondition(p.Status.Conditions, v1alpha1.IngressFailedCondition) == nil
+	})
+	assert.Equal(t, "other", backend(t, ns), "and the foreign Ingress is not deleted")
 }
