@@ -58,12 +58,16 @@ type fanOut struct {
 	// patchFiles and replacementFiles are the files peeked, by path.
 	patchFiles       map[string]peekedPatch
 	replacementFiles map[string][]types.Replacement
+	// configurationFiles are the configurations files peeked, by path:
+	// the fieldSpecs they add for labels, annotations, names, namespaces.
+	configurationFiles map[string][]fieldSpecPath
 
 	targeted   targetedPatches
 	untargeted int64 // documents of patches without a target: each walks one object
 	growth     cost  // all patches: what they may add to one object
 	jsonCopies []jsonCopy
 	repl       replacements
+	labels     labelPlaces
 	largest    cost // the largest document read
 	charged    cost
 }
@@ -74,6 +78,7 @@ type spread struct {
 	targeted bool
 	noWalk   bool             // copied into set places, without walking the object
 	repl     *replacementSpec // a replacement rather than a patch
+	meta     *metaSpec        // labels and the like written into fieldSpecs
 }
 
 // add counts spreads against the objects read from objs on (read nodes
@@ -83,6 +88,8 @@ func (f *fanOut) add(spreads []spread, objs, read int64) {
 		switch {
 		case sp.repl != nil:
 			f.repl.add(sp.repl, objs)
+		case sp.meta != nil:
+			f.labels.add(sp.meta, objs, read)
 		case sp.targeted:
 			f.growth = f.growth.plus(sp.patch.cost)
 			f.targeted.add(sp.patch.cost, objs, read, !sp.noWalk)
@@ -105,6 +112,7 @@ func (f *fanOut) want(objs, read int64) cost {
 	for _, c := range f.jsonCopies {
 		w = w.plus(c.want(objs, f.largest))
 	}
+	w = w.plus(f.labels.want(objs, read))
 	return w.plus(f.repl.want(objs, read, copies.nodes, f.largest, f.growth))
 }
 
@@ -194,6 +202,7 @@ func (b *budget) settle() error {
 func (f *fanOut) noteDocuments(data []byte) {
 	f.largest = f.largest.atLeast(largestDocument(data))
 	f.repl.measure(data)
+	f.labels.measure(data)
 }
 
 // largestDocument is the cost of the largest document of data.

@@ -166,6 +166,9 @@ func (s *sandboxFS) spreadsOf(k *types.Kustomization, dir string) []spread {
 	for _, rf := range k.Replacements {
 		out = append(out, s.replacementSpreads(dir, rf)...)
 	}
+	if m := s.metaSpecOf(k, dir); m != nil {
+		out = append(out, spread{meta: m})
+	}
 	return append(out, metadataSpread(k))
 }
 
@@ -178,6 +181,12 @@ const metadataPlaces = 4
 // and suffix and namespace add to every object it builds (a megabyte of
 // annotation is a megabyte more in each): a copy in each place.
 func metadataSpread(k *types.Kustomization) spread {
+	return spread{patch: patchInfo{cost: metadataCost(k).times(metadataPlaces)}, targeted: true, noWalk: true}
+}
+
+// metadataCost is one copy of a kustomization's labels, annotations, name
+// prefix and suffix and namespace.
+func metadataCost(k *types.Kustomization) cost {
 	var c cost
 	add := func(key, value string) {
 		c = c.plus(cost{nodes: 2, bytes: int64(len(key) + len(value))})
@@ -195,7 +204,7 @@ func metadataSpread(k *types.Kustomization) spread {
 	}
 	// Names and the namespace are rewritten in place.
 	c.bytes = satAdd(c.bytes, int64(len(k.NamePrefix)+len(k.NameSuffix)+len(k.Namespace)))
-	return spread{patch: patchInfo{cost: c.times(metadataPlaces)}, targeted: true, noWalk: true}
+	return c
 }
 
 // countFanOut counts the patches and replacements of the kustomization at r
@@ -224,9 +233,10 @@ func (s *sandboxFS) countFanOut(r string, data []byte, objs, read int64) {
 	f.add(spreads, objs, read)
 }
 
-// noteConfig records the patches and replacements of a transformer config
-// (as kustomize parsed it) that the kustomization at kfile lists, counted
-// with the kustomization's own, and watches the replacements' paths.
+// noteConfig records the patches, replacements and labels (fanout_labels.go)
+// of a transformer config (as kustomize parsed it) that the kustomization
+// at kfile lists, counted with the kustomization's own, and watches the
+// paths of the replacements and labels.
 func (s *sandboxFS) noteConfig(kfile string, config []byte) {
 	var c struct {
 		Kind         string                   `json:"kind"`
@@ -260,6 +270,9 @@ func (s *sandboxFS) noteConfig(kfile string, config []byte) {
 	case "ConfigMapGenerator", "SecretGenerator":
 		s.budget.fan.repl.gen.unknown = true
 	}
+	if m := metaTransformer(config); m != nil {
+		out = append(out, spread{meta: m})
+	}
 	f := &s.budget.fan
 	if f.configs == nil {
 		f.configs = map[string][]spread{}
@@ -268,6 +281,9 @@ func (s *sandboxFS) noteConfig(kfile string, config []byte) {
 	for _, sp := range out {
 		if sp.repl != nil {
 			f.repl.watch(sp.repl)
+		}
+		if sp.meta != nil {
+			f.labels.watch(sp.meta)
 		}
 	}
 }

@@ -64,7 +64,8 @@ func (e *LimitError) Error() string {
 	const raise = "; ask the cluster administrator to raise the limit if this repository really needs it"
 	const repeat = " (a base included n times is read n times)"
 	const repeatShort = "; a file read n times counts n times"
-	const perObject = "; a patch or replacement applied to many objects counts once per object"
+	const perObject = "; a patch or replacement applied to many objects counts once per object, " +
+		"and labels or annotations written into many places once per place"
 	switch e.Limit {
 	case LimitTime:
 		if e.Waiting {

@@ -108,6 +108,9 @@ func (p *preflight) dir(dir string) error {
 		}
 	}
 	p.watchReplacements(dir, k)
+	if m := p.fs.metaSpecOf(k, dir); m != nil {
+		p.fs.budget.fan.labels.watch(m)
+	}
 	return nil
 }
 
