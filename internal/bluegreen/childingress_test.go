@@ -211,3 +211,14 @@ func TestTemplateStartingWithTheColourIsNotStripped(t *testing.T) {
 		t.Fatalf("prefixed child: %s", got.Raw)
 	}
 }
+
+// A refused action replaces the decision: the Ingress follows the colour
+// that is active after it (a refused new colour leaves blue active).
+func TestRejectionRoutesToTheActiveColour(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeStateless)
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) { s.Template.Spec.Image = "flink:bad" }, "main@sha1:r2")
+	d := w.stepRejecting(applyOf("orders-green"), "spec.image: Invalid value")
+	if d.Route == nil || d.Route.Child != "orders-blue" {
+		t.Fatalf("route after the rejection: %+v, want orders-blue", d.Route)
+	}
+}

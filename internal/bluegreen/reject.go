@@ -32,6 +32,12 @@ func (d *decider) rejected(r *Rejection) {
 	default:
 		d.deleteRejected(r.Action.ChildName, "the API server refused to delete FlinkDeployment "+r.Action.ChildName+": "+r.Message)
 	}
+	if d.st.BlueGreenState.Active() {
+		// The decision this one replaces may have moved the Ingress (a
+		// cut-over whose next action was refused): it follows the colour
+		// that is active now.
+		d.route(d.colorOf(d.st.ActiveDeployment))
+	}
 }
 
 func retryHint(d *decider) string {
