@@ -285,9 +285,12 @@ type SavepointStatus struct {
 // +kubebuilder:resource:shortName=fbgd,categories=bggitops
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.blueGreenState`
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobStatus.state`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeDeployment`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.activeRevision`
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.status.targetRevision`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 
 // FlinkBlueGreenDeployment runs a Flink job as blue and green FlinkDeployment
 // children and rolls spec changes out with a savepoint handoff.

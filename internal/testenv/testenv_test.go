@@ -187,7 +187,7 @@ func TestKubectlPrinterColumns(t *testing.T) {
 	out, err := exec.Command(env.BinDir+"/kubectl", "--kubeconfig", env.Kubeconfig,
 		"get", "bggr,fbgd", "-n", ns).CombinedOutput()
 	require.NoError(t, err, string(out))
-	for _, col := range []string{"URL", "REVISION", "READY", "STATUS", "AGE", "STATE", "JOB", "ACTIVE"} {
+	for _, col := range []string{"URL", "REVISION", "READY", "STATUS", "AGE", "STATE", "JOB", "ACTIVE", "TARGET"} {
 		assert.Contains(t, string(out), col)
 	}
 	assert.Contains(t, string(out), "https://h/cols.git")
