@@ -42,6 +42,8 @@ type request struct {
 	// (abort keeps the old colour and reports the transition as failed), so
 	// an active colour is success.
 	failureIsOutcome bool
+	// check, when set, refuses a request the object cannot act on.
+	check precheck
 }
 
 // newRequestCommand returns `bg-gitops VERB` with one subcommand per kind.
@@ -81,6 +83,9 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 		ctx = context.Background()
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
+	if err := r.precheck(ctx, c, key, f.wait); err != nil {
+		return err
+	}
 	token := time.Now().UTC().Format(time.RFC3339Nano)
 	if err := r.patch(ctx, c, key, token); err != nil {
 		return err
@@ -93,6 +98,21 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 	w := &waiter{client: c, key: key, kind: r.kind, token: token, acked: r.acked, out: out, progress: isTerminal(out),
 		failureIsOutcome: r.failureIsOutcome}
 	return w.wait(ctx, f.timeout)
+}
+
+// precheck reads the object and refuses a request it cannot act on.
+func (r *request) precheck(ctx context.Context, c client.Client, key types.NamespacedName, wait bool) error {
+	if r.check == nil {
+		return nil
+	}
+	obj := r.kind.newObject()
+	if err := c.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %s not found", r.kind.short, key)
+		}
+		return fmt.Errorf("read %s %s: %w", r.kind.short, key, err)
+	}
+	return r.check(obj, wait)
 }
 
 // patch merge-patches the request annotations (the object must exist: a
@@ -123,7 +143,7 @@ func set(key string) func(string) map[string]*string {
 func newRequestCommands() []*cobra.Command {
 	suspended := "true"
 	reconcile := &request{verb: "reconcile", short: "Fetch, render and apply now", kind: gitRepositoryKind,
-		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked}
+		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked, check: waitWhileSuspended}
 	suspend := &request{verb: "suspend", short: "Stop fetching and applying (annotation " + v1alpha1.SuspendAnnotation + ")",
 		kind: gitRepositoryKind,
 		annotations: func(string) map[string]*string {
@@ -132,7 +152,7 @@ func newRequestCommands() []*cobra.Command {
 	resume := &request{verb: "resume", short: "Resume a suspended GitRepository and reconcile it now", kind: gitRepositoryKind,
 		annotations: func(token string) map[string]*string {
 			return map[string]*string{v1alpha1.SuspendAnnotation: nil, v1alpha1.ReconcileRequestedAtAnnotation: &token}
-		}, acked: gitRepositoryAcked}
+		}, acked: gitRepositoryAcked, check: resumeOverriddenBySpec}
 	abort := fbgdRequest("abort", "Abort the transition in progress", v1alpha1.AbortRequestedAtAnnotation)
 	abort.failureIsOutcome = true
 	return []*cobra.Command{
@@ -148,7 +168,7 @@ func newRequestCommands() []*cobra.Command {
 }
 
 func fbgdRequest(verb, short, annotation string) *request {
-	return &request{verb: verb, short: short, kind: fbgdKind, annotations: set(annotation),
+	return &request{verb: verb, short: short, kind: fbgdKind, annotations: set(annotation), check: fbgdCanAct(verb),
 		acked: func(obj client.Object, token string) bool {
 			st := obj.(*v1alpha1.FlinkBlueGreenDeployment).Status
 			handled := map[string]string{

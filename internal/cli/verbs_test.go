@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,11 +162,14 @@ func TestGitRepositoryVerbs(t *testing.T) {
 	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, gr))
 	assert.Equal(t, "true", gr.Annotations[v1alpha1.SuspendAnnotation])
 	sha = setValue(r, "three")
-	// A suspended GitRepository leaves reconcile requests unhandled, so
-	// --wait can only time out, and says so.
+	// A suspended GitRepository leaves reconcile requests unhandled: --wait
+	// could only time out, so it fails at once and says why (exit 2); the
+	// request without --wait is made, and waits for the resume.
 	res = runCLI(t, append([]string{"reconcile", "bggr", "app", "--wait", "--timeout", "2s"}, kc...)...)
-	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	assert.Contains(t, res.stderr, "timed out after 2s waiting for gitrepository "+ns+"/app")
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "gitrepository "+ns+"/app is suspended")
+	res = runCLI(t, append([]string{"reconcile", "bggr", "app"}, kc...)...)
+	require.Equal(t, 0, res.code, res.stderr)
 	// The controller has its chance: it records a new generation even
 	// while suspended, in a reconcile that reads the request and could
 	// fetch the new commit.
@@ -223,25 +225,39 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	p = getFBGD(t, env, ns, "job")
 	assert.Equal(t, p.Annotations[v1alpha1.RetryRequestedAtAnnotation], p.Status.LastHandledRetryAt, "the retry was handled")
 
-	// Nothing waits for a promotion: the controller acknowledges the
-	// request and ignores it, and --wait reports where the object stands,
-	// a failure with its cause (exit 3 like a timeout, told apart by the
-	// message).
+	// Nothing waits for a promotion: the command says so, with the state,
+	// before it asks anything of the controller (exit 3, like a request
+	// whose outcome is not what was asked).
 	res = runCLI(t, "promote", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
 	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	assert.NotContains(t, res.stderr, "timed out")
-	assert.Contains(t, res.stderr, "simulated savepoint failure")
-	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
-	p = getFBGD(t, env, ns, "job")
-	assert.Equal(t, p.Annotations[v1alpha1.PromoteRequestedAtAnnotation], p.Status.LastHandledPromoteAt, "the promote was handled")
-	eventually(t, "a PromoteIgnored event", func() bool {
-		evs := &eventsv1.EventList{}
-		require.NoError(t, env.Client.List(context.Background(), evs, client.InNamespace(ns)))
-		for _, e := range evs.Items {
-			if e.Regarding.Name == "job" && e.Reason == "PromoteIgnored" {
-				return true
-			}
-		}
-		return false
-	})
+	assert.Contains(t, res.stderr, "nothing to promote: fbgd "+ns+"/job is ACTIVE_BLUE, job FAILING; there is no transition waiting for a promotion")
+	assert.NotContains(t, getFBGD(t, env, ns, "job").Annotations, v1alpha1.PromoteRequestedAtAnnotation, "no request was made")
+	res = runCLI(t, "abort", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "nothing to abort: fbgd "+ns+"/job is ACTIVE_BLUE, job FAILING; there is no transition in progress")
+}
+
+// TestWaitOnASuspendedGitRepositoryFailsAtOnce: reconcile --wait on a
+// suspended GitRepository, and resume --wait while spec.suspend is true,
+// would wait for their whole timeout: they fail at once, saying why.
+func TestWaitOnASuspendedGitRepositoryFailsAtOnce(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "jobs", Namespace: ns,
+		Annotations: map[string]string{v1alpha1.SuspendAnnotation: "true"}},
+		Spec: v1alpha1.GitRepositorySpec{URL: "https://git.example/jobs.git", Interval: &metav1.Duration{Duration: time.Hour}}}
+	require.NoError(t, env.Client.Create(context.Background(), gr))
+	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
+
+	// Exit 2, not the 3 of a timeout: refused before anything is asked.
+	res := runCLI(t, append([]string{"reconcile", "gitrepository", "jobs", "--wait", "--timeout", "5m"}, kc...)...)
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "gitrepository "+ns+"/jobs is suspended")
+
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(gr), gr))
+	gr.Spec.Suspend = true
+	require.NoError(t, env.Client.Update(context.Background(), gr))
+	res = runCLI(t, append([]string{"resume", "gitrepository", "jobs", "--wait", "--timeout", "5m"}, kc...)...)
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "spec.suspend: true")
 }

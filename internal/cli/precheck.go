@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// exitNothingToDo is the exit code of a request the object's state leaves
+// nothing to act on (the exitFailed family: the command ran, the outcome is
+// not what was asked).
+const exitNothingToDo = exitFailed
+
+// exitCannotAct is the exit code of a --wait that could only time out: the
+// object will not act on the request as it stands.
+const exitCannotAct = 2
+
+// precheck says, before a request is made, why the object cannot act on
+// it; nil when it can.
+type precheck func(obj client.Object, wait bool) error
+
+// waitWhileSuspended refuses `reconcile --wait` on a suspended
+// GitRepository: it would wait for its whole timeout.
+func waitWhileSuspended(obj client.Object, wait bool) error {
+	gr := obj.(*v1alpha1.GitRepository)
+	if !wait || !gr.IsSuspended() {
+		return nil
+	}
+	return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s is suspended: it is neither fetched nor applied until `bg-gitops resume gitrepository %s -n %s`",
+		gr.Namespace, gr.Name, gr.Name, gr.Namespace)}
+}
+
+// resumeOverriddenBySpec refuses `resume --wait` when spec.suspend (which
+// resume does not change: it is Git's) keeps the GitRepository suspended.
+func resumeOverriddenBySpec(obj client.Object, wait bool) error {
+	gr := obj.(*v1alpha1.GitRepository)
+	if !wait || !gr.Spec.Suspend {
+		return nil
+	}
+	return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s has spec.suspend: true, which resume does not change: set it to false where the object is defined",
+		gr.Namespace, gr.Name)}
+}
+
+// fbgdCanAct refuses promote, abort and retry when the state leaves
+// nothing for them to do, with a sentence that says the state.
+func fbgdCanAct(verb string) precheck {
+	return func(obj client.Object, _ bool) error {
+		p := obj.(*v1alpha1.FlinkBlueGreenDeployment)
+		st := p.Status
+		var why string
+		switch verb {
+		case "promote":
+			if !st.BlueGreenState.Transitioning() || st.ActiveDeployment == "" || p.PromotionMode() != v1alpha1.PromotionManual {
+				why = "there is no transition waiting for a promotion"
+			}
+		case "abort":
+			if !st.BlueGreenState.InProgress() {
+				why = "there is no transition in progress"
+			}
+		case "retry":
+			if st.JobStatus.State != v1alpha1.JobFailing {
+				why = "no rollout has failed"
+			}
+		}
+		if why == "" {
+			return nil
+		}
+		return &exitError{code: exitNothingToDo, err: fmt.Errorf("nothing to %s: fbgd %s/%s is %s, job %s; %s",
+			verb, p.Namespace, p.Name, orNone(string(st.BlueGreenState)), orNone(string(st.JobStatus.State)), why)}
+	}
+}
