@@ -224,6 +224,11 @@ func TestSuspendSpecFieldStopsFetchAndApply(t *testing.T) {
 	f.waitObserved(f.patchSpec(func(gr *v1alpha1.GitRepository) { gr.Spec.Timeout = &metav1.Duration{Duration: 61 * time.Second} }))
 
 	gr := f.get()
+	ready := apimeta.FindStatusCondition(gr.Status.Conditions, v1alpha1.ReadyCondition)
+	require.NotNil(t, ready)
+	assert.Equal(t, metav1.ConditionFalse, ready.Status, "kubectl get shows a suspended GitRepository as not ready")
+	assert.Equal(t, "Suspended", ready.Reason)
+	assert.Contains(t, ready.Message, "bg-gitops resume gitrepository flink -n "+ns)
 	assert.Equal(t, lists, f.srv.Listings(), "a suspended GitRepository does not list the remote")
 	assert.Equal(t, packs, f.srv.UploadPacks(), "nor fetch")
 	assert.Equal(t, rev1, gr.Status.Artifact.Revision)

@@ -128,13 +128,24 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 	if !run.stalled {
 		clearCondition(&gr.Status.Conditions, v1alpha1.StalledCondition)
 	}
-	if !gr.IsSuspended() {
+	if gr.IsSuspended() {
+		setSuspended(gr, r.now())
+	} else {
 		setReady(gr, r.now())
 	}
 	if r.Commit != nil {
 		r.Commit.ReportSync(ctx, gr)
 	}
 	return r.patchStatus(ctx, run)
+}
+
+// setSuspended makes a suspended GitRepository say so where users look
+// (kubectl get's READY and STATUS columns): it is not ready, because
+// nothing of Git reaches the cluster until it is resumed.
+func setSuspended(gr *v1alpha1.GitRepository, now time.Time) {
+	clearCondition(&gr.Status.Conditions, v1alpha1.ReconcilingCondition)
+	setCondition(&gr.Status.Conditions, gr.Generation, now, v1alpha1.ReadyCondition, metav1.ConditionFalse, "Suspended",
+		"suspended: neither fetched nor applied until `bg-gitops resume gitrepository "+gr.Name+" -n "+gr.Namespace+"`")
 }
 
 func setReady(gr *v1alpha1.GitRepository, now time.Time) {

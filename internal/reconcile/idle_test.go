@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	eventsv1 "k8s.io/api/events/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -167,7 +168,11 @@ func TestIdleObjectsWriteNothing(t *testing.T) {
 		touchAndWitness(t, ns, rw, fbgdPath, getFBGD(t, ns, "job"), i, nil)
 	}
 	touchAndWitness(t, ns, rw, fbgdPath, getFBGD(t, ns, "job"), touches, nil)
-	if !assert.Equal(t, before, wc.writes.Load(), "idle reconciles wrote (last: %v)", wc.last.Load()) {
+	ready := apimeta.FindStatusCondition(f.get().Status.Conditions, v1alpha1.ReadyCondition)
+	require.NotNil(t, ready)
+	assert.Equal(t, "Suspended", ready.Reason, "a suspended GitRepository says so")
+	// The suspension itself is the one write: Ready turns to Suspended.
+	if !assert.Equal(t, before+1, wc.writes.Load(), "idle reconciles wrote (last: %v)", wc.last.Load()) {
 		evs := &eventsv1.EventList{}
 		_ = env.Client.List(context.Background(), evs, client.InNamespace(ns))
 		for _, e := range evs.Items {
