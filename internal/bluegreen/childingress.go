@@ -55,14 +55,14 @@ func templateIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JS
 // template that really starts with "blue-" is then never mistaken for a
 // prefixed one.
 func childTemplateIngress(child, template *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
-	if sameJSON(child, ChildIngress(template, c)) || sameJSON(child, template) {
+	if SameJSON(child, ChildIngress(template, c)) || SameJSON(child, template) {
 		return template.DeepCopy()
 	}
 	return templateIngress(child, c)
 }
 
-// sameJSON reports whether two raw JSON values hold the same value.
-func sameJSON(a, b *apiextensionsv1.JSON) bool {
+// SameJSON reports whether two raw JSON values hold the same value.
+func SameJSON(a, b *apiextensionsv1.JSON) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}

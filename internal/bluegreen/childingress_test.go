@@ -204,10 +204,10 @@ func TestIngressPrefixInPlace(t *testing.T) {
 // is not taken for a prefixed one: an in-place change stays in place.
 func TestTemplateStartingWithTheColourIsNotStripped(t *testing.T) {
 	tmpl := &apiextensionsv1.JSON{Raw: []byte(`{"template":"blue-{{name}}.example.com"}`)}
-	if got := childTemplateIngress(tmpl, tmpl, Blue); !sameJSON(got, tmpl) {
+	if got := childTemplateIngress(tmpl, tmpl, Blue); !SameJSON(got, tmpl) {
 		t.Fatalf("legacy child: %s", got.Raw)
 	}
-	if got := childTemplateIngress(ChildIngress(tmpl, Blue), tmpl, Blue); !sameJSON(got, tmpl) {
+	if got := childTemplateIngress(ChildIngress(tmpl, Blue), tmpl, Blue); !SameJSON(got, tmpl) {
 		t.Fatalf("prefixed child: %s", got.Raw)
 	}
 }

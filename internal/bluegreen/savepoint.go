@@ -69,7 +69,7 @@ func (d *decider) snapshotOf(name string, a *Child) (*SnapshotSpec, error) {
 // key: the CRD's enum would reject most, naming only formatType, and
 // would accept UNKNOWN, which is no format Flink writes.
 func savepointFormat(spec *v1alpha1.FlinkDeploymentSpec) (string, error) {
-	raw := flattenTemplate(spec)["flinkConfiguration."+SavepointFormatKey]
+	raw, _ := FlinkConfigValue(spec, SavepointFormatKey)
 	switch v := strings.ToUpper(strings.TrimSpace(raw)); v {
 	case "", "CANONICAL", "NATIVE":
 		return v, nil

@@ -7,11 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package review
 
 import (
-	"encoding/json"
 	"fmt"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,22 +91,10 @@ func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 		return nil, err
 	}
 	r, d := bluegreen.Plan(old, cur)
-	if r == bluegreen.RolloutNothing && !sameJSON(old.Ingress, cur.Ingress) {
+	if r == bluegreen.RolloutNothing && !bluegreen.SameJSON(old.Ingress, cur.Ingress) {
 		return newPlan(ActionIngress, &d), nil
 	}
 	return newPlan(actions[r], &d), nil
-}
-
-// sameJSON reports whether two raw JSON values hold the same value.
-func sameJSON(a, b *apiextensionsv1.JSON) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	var x, y any
-	if json.Unmarshal(a.Raw, &x) != nil || json.Unmarshal(b.Raw, &y) != nil {
-		return false
-	}
-	return equality.Semantic.DeepEqual(x, y)
 }
 
 // actions names the controller's rollouts in the report.
