@@ -260,6 +260,80 @@ type FlinkBlueGreenDeploymentStatus struct {
 	// CommitStatuses are the commit statuses acknowledged by the forge.
 	// +optional
 	CommitStatuses []CommitStatusRecord `json:"commitStatuses,omitempty"`
+	// ActiveJobState is the job state of the active FlinkDeployment as the
+	// Flink operator reports it (RUNNING, RECONCILING, FAILED, ...): the
+	// job that runs, whatever the outcome of the last rollout.
+	// +optional
+	ActiveJobState string `json:"activeJobState,omitempty"`
+	// History holds the last rollouts, oldest first (at most
+	// MaxHistory): one entry per rollout, updated as it progresses.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	History []RolloutRecord `json:"history,omitempty"`
+}
+
+// MaxHistory is how many rollouts status.history keeps.
+const MaxHistory = 10
+
+// RolloutKind is how a rollout changes the job.
+// +kubebuilder:validation:Enum=First;BlueGreen;InPlace
+type RolloutKind string
+
+// Rollout kinds.
+const (
+	// RolloutFirst starts the first FlinkDeployment.
+	RolloutFirst RolloutKind = "First"
+	// RolloutBlueGreen starts the other colour (from a savepoint of the
+	// running job when stateful) and deletes the old one.
+	RolloutBlueGreen RolloutKind = "BlueGreen"
+	// RolloutInPlace patches the running colour (suspend, resume, scale).
+	RolloutInPlace RolloutKind = "InPlace"
+)
+
+// RolloutOutcome is how a rollout ended.
+// +kubebuilder:validation:Enum=InProgress;Succeeded;Aborted;Failed
+type RolloutOutcome string
+
+// Rollout outcomes.
+const (
+	RolloutInProgress RolloutOutcome = "InProgress"
+	RolloutSucceeded  RolloutOutcome = "Succeeded"
+	RolloutAborted    RolloutOutcome = "Aborted"
+	RolloutFailed     RolloutOutcome = "Failed"
+)
+
+// RolloutRecord is one rollout in status.history.
+type RolloutRecord struct {
+	// Revision is the Git revision rolled out.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Kind is First, BlueGreen or InPlace.
+	Kind RolloutKind `json:"kind"`
+	// From is the FlinkDeployment that ran before (empty for First).
+	// +optional
+	From string `json:"from,omitempty"`
+	// To is the FlinkDeployment that runs the new spec.
+	To string `json:"to"`
+	// SavepointName is the FlinkStateSnapshot taken of From's job.
+	// +optional
+	SavepointName string `json:"savepointName,omitempty"`
+	// SavepointPath is that savepoint's path once completed.
+	// +optional
+	SavepointPath string `json:"savepointPath,omitempty"`
+	// RestoredFrom is the savepoint path To's job started from; empty when
+	// it started without state.
+	// +optional
+	RestoredFrom string `json:"restoredFrom,omitempty"`
+	// StartedAt is when the rollout started.
+	StartedAt metav1.Time `json:"startedAt"`
+	// FinishedAt is when it ended; unset while in progress.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// Outcome is InProgress, Succeeded, Aborted or Failed.
+	Outcome RolloutOutcome `json:"outcome"`
+	// Reason says why it aborted or failed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // JobStatus is the parent's summary of its job.
@@ -284,7 +358,7 @@ type SavepointStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=fbgd,categories=bggitops
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.blueGreenState`
-// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobStatus.state`
+// +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.activeJobState`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=`.status.activeDeployment`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.activeRevision`

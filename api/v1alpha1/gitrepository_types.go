@@ -230,6 +230,10 @@ type GitRepositoryStatus struct {
 	// CommitStatuses are the commit statuses acknowledged by the forge.
 	// +optional
 	CommitStatuses []CommitStatusRecord `json:"commitStatuses,omitempty"`
+	// Suspended is true while spec.suspend or the suspend annotation stops
+	// fetching and applying.
+	// +optional
+	Suspended bool `json:"suspended,omitempty"`
 }
 
 // Artifact is a fetched revision.
@@ -278,6 +282,7 @@ type CommitStatusRecord struct {
 // +kubebuilder:resource:shortName=bggr,categories=bggitops
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.artifact.revision`
+// +kubebuilder:printcolumn:name="Suspended",type=boolean,JSONPath=`.status.suspended`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -28,9 +28,11 @@ import (
 // the cluster are not reported: which of them the controller prunes
 // depends on a GitRepository's inventory, not on the repository.
 func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.Unstructured, rev review.Revision) (*review.Report, error) {
-	cfg, err := clientConfig(kubeconfig).ClientConfig()
+	flags := newKubeFlags()
+	flags.config.KubeConfig = &kubeconfig
+	cfg, err := flags.restConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
+		return nil, err
 	}
 	c, err := newClient(cfg)
 	if err != nil {

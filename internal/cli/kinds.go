@@ -24,6 +24,9 @@ type kind struct {
 	// short names the kind in output lines.
 	short     string
 	newObject func() client.Object
+	// newList returns an empty list of the kind; names lists its items.
+	newList func() client.ObjectList
+	names   func(client.ObjectList) []string
 	// standing says where an object stands.
 	standing func(obj client.Object) standing
 }
@@ -44,12 +47,28 @@ type standing struct {
 var gitRepositoryKind = &kind{
 	name: "gitrepository", aliases: []string{"gitrepositories", "bggr"}, short: "gitrepository",
 	newObject: func() client.Object { return &v1alpha1.GitRepository{} },
+	newList:   func() client.ObjectList { return &v1alpha1.GitRepositoryList{} },
+	names: func(l client.ObjectList) []string {
+		var names []string
+		for _, o := range l.(*v1alpha1.GitRepositoryList).Items {
+			names = append(names, o.Name)
+		}
+		return names
+	},
 	standing:  func(obj client.Object) standing { return gitRepositoryStanding(obj.(*v1alpha1.GitRepository)) },
 }
 
 var fbgdKind = &kind{
 	name: "fbgd", aliases: []string{"fbgds", "flinkbluegreendeployment", "flinkbluegreendeployments"}, short: "fbgd",
 	newObject: func() client.Object { return &v1alpha1.FlinkBlueGreenDeployment{} },
+	newList:   func() client.ObjectList { return &v1alpha1.FlinkBlueGreenDeploymentList{} },
+	names: func(l client.ObjectList) []string {
+		var names []string
+		for _, o := range l.(*v1alpha1.FlinkBlueGreenDeploymentList).Items {
+			names = append(names, o.Name)
+		}
+		return names
+	},
 	standing:  func(obj client.Object) standing { return fbgdStanding(obj.(*v1alpha1.FlinkBlueGreenDeployment)) },
 }
 

@@ -7,48 +7,73 @@ Licensed under the Apache License, Version 2.0.
 package cli
 
 import (
+	"context"
 	"fmt"
+	"sort"
+	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
-// kubeFlags are the cluster flags of the commands that talk to a cluster.
+// kubeFlags are the cluster flags of the commands that talk to a cluster:
+// kubectl's own (--kubeconfig, --context, --as, -n, --server, ...), read
+// the way kubectl reads them.
 type kubeFlags struct {
-	kubeconfig string
-	namespace  string
+	config *genericclioptions.ConfigFlags
+	// allNamespaces is -A, on the commands that list.
+	allNamespaces bool
 }
 
-// clientConfig loads --kubeconfig, else $KUBECONFIG or ~/.kube/config, else
-// the in-cluster configuration, the way kubectl does.
-func clientConfig(kubeconfig string) clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+func newKubeFlags() *kubeFlags {
+	return &kubeFlags{config: genericclioptions.NewConfigFlags(true)}
+}
+
+// addFlags adds kubectl's cluster flags to fs.
+func (k *kubeFlags) addFlags(fs *pflag.FlagSet) {
+	k.config.AddFlags(fs)
+}
+
+// addAllNamespaces adds -A to a command that lists.
+func (k *kubeFlags) addAllNamespaces(fs *pflag.FlagSet) {
+	fs.BoolVarP(&k.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace")
+}
+
+// restConfig is the REST configuration the flags name.
+func (k *kubeFlags) restConfig() (*rest.Config, error) {
+	cfg, err := k.config.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
 }
 
 // connect returns a client and the namespace to act in: -n, else the
 // context's namespace, else "default".
 func (k *kubeFlags) connect() (client.Client, string, error) {
-	cc := clientConfig(k.kubeconfig)
-	cfg, err := cc.ClientConfig()
+	cfg, err := k.restConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("kubeconfig: %w", err)
+		return nil, "", err
 	}
 	c, err := newClient(cfg)
 	if err != nil {
 		return nil, "", err
 	}
-	ns := k.namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
-			ns = "default"
-		}
+	return c, k.namespace(), nil
+}
+
+// namespace is -n, else the context's namespace, else "default".
+func (k *kubeFlags) namespace() string {
+	ns, _, err := k.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		return "default"
 	}
-	return c, ns, nil
+	return ns
 }
 
 func newClient(cfg *rest.Config) (client.Client, error) {
@@ -57,4 +82,34 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 		return nil, fmt.Errorf("connect to %s: %w", cfg.Host, err)
 	}
 	return c, nil
+}
+
+// completeNames is a ValidArgsFunction that offers the names of objects of
+// kind k in the namespace the flags name, for the first argument only.
+func (k *kubeFlags) completeNames(kd *kind) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		c, ns, err := k.connect()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		list := kd.newList()
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, n := range kd.names(list) {
+			if strings.HasPrefix(n, toComplete) {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
 }

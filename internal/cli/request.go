@@ -22,7 +22,7 @@ import (
 
 // requestFlags are the flags of the request verbs.
 type requestFlags struct {
-	kubeFlags
+	*kubeFlags
 	wait    bool
 	timeout time.Duration
 }
@@ -48,11 +48,10 @@ type request struct {
 
 // newRequestCommand returns `bg-gitops VERB` with one subcommand per kind.
 func newRequestCommand(verb, short string, reqs ...*request) *cobra.Command {
-	f := &requestFlags{}
+	f := &requestFlags{kubeFlags: newKubeFlags()}
 	cmd := &cobra.Command{Use: verb + " KIND NAME", Short: short, Args: cobra.NoArgs}
 	pf := cmd.PersistentFlags()
-	pf.StringVarP(&f.namespace, "namespace", "n", "", "namespace of the object (default: the kubeconfig context's, else default)")
-	pf.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
+	f.addFlags(pf)
 	pf.BoolVar(&f.wait, "wait", false, "wait until the controller has handled the request and the object has settled")
 	pf.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	for _, r := range reqs {
@@ -67,6 +66,7 @@ func (r *request) command(f *requestFlags) *cobra.Command {
 		Aliases: r.kind.aliases,
 		Short:   r.short,
 		Args:    cobra.ExactArgs(1),
+		ValidArgsFunction: f.completeNames(r.kind),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.run(cmd, f, args[0])
 		},
