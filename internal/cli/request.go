@@ -24,7 +24,7 @@ import (
 type requestFlags struct {
 	*kubeFlags
 	wait    bool
-	timeout time.Duration
+	timeout timeoutFlag
 }
 
 // request is one verb on one kind: the annotations it sets (a nil value
@@ -48,12 +48,13 @@ type request struct {
 
 // newRequestCommand returns `bg-gitops VERB` with one subcommand per kind.
 func newRequestCommand(verb, short string, reqs ...*request) *cobra.Command {
-	f := &requestFlags{kubeFlags: newKubeFlags()}
-	cmd := &cobra.Command{Use: verb + " KIND NAME", Short: short, Args: cobra.NoArgs}
+	f := &requestFlags{kubeFlags: newKubeFlags(), timeout: timeoutFlag{auto: true}}
+	cmd := &cobra.Command{Use: verb + " KIND NAME", Short: short, Args: cobra.NoArgs,
+		Long: short + ".\n\nWith --wait: " + exitCodesHelp}
 	pf := cmd.PersistentFlags()
 	f.addFlags(pf)
 	pf.BoolVar(&f.wait, "wait", false, "wait until the controller has handled the request and the object has settled")
-	pf.DurationVar(&f.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	pf.Var(&f.timeout, "timeout", timeoutHelp)
 	for _, r := range reqs {
 		cmd.AddCommand(r.command(f))
 	}
@@ -83,7 +84,8 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 		ctx = context.Background()
 	}
 	key := types.NamespacedName{Namespace: ns, Name: name}
-	if err := r.precheck(ctx, c, key, f.wait); err != nil {
+	obj, err := r.precheck(ctx, c, key, f.wait)
+	if err != nil {
 		return err
 	}
 	token := time.Now().UTC().Format(time.RFC3339Nano)
@@ -95,24 +97,25 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 		fmt.Fprintf(out, "%s %s: %s requested\n", r.kind.short, key, r.verb)
 		return nil
 	}
-	w := &waiter{client: c, key: key, kind: r.kind, token: token, acked: r.acked, out: out, progress: isTerminal(out),
+	b, err := f.timeout.budgetFor(time.Now(), obj)
+	if err != nil {
+		return err
+	}
+	w := &requestWait{client: c, key: key, kind: r.kind, token: token, acked: r.acked, progress: newProgress(out),
 		failureIsOutcome: r.failureIsOutcome}
-	return w.wait(ctx, f.timeout)
+	return until(ctx, b, fmt.Sprintf("%s %s", r.kind.short, key), w.check)
 }
 
 // precheck reads the object and refuses a request it cannot act on.
-func (r *request) precheck(ctx context.Context, c client.Client, key types.NamespacedName, wait bool) error {
+func (r *request) precheck(ctx context.Context, c client.Client, key types.NamespacedName, wait bool) (client.Object, error) {
+	obj, err := readObject(ctx, c, r.kind, key)
+	if err != nil {
+		return nil, notFoundOr(r.kind, key, err)
+	}
 	if r.check == nil {
-		return nil
+		return obj, nil
 	}
-	obj := r.kind.newObject()
-	if err := c.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("%s %s not found", r.kind.short, key)
-		}
-		return fmt.Errorf("read %s %s: %w", r.kind.short, key, err)
-	}
-	return r.check(obj, wait)
+	return obj, r.check(obj, wait)
 }
 
 // patch merge-patches the request annotations (the object must exist: a

@@ -216,7 +216,7 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	}, 5*time.Second, 50*time.Millisecond)
 	eventually(t, "savepoint failure", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
 
-	// Exit 3 is also what a timeout gives: the message tells them apart.
+	// A failure is exit 3, a timeout exit 4.
 	res := runCLI(t, "retry", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
 	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.NotContains(t, res.stderr, "timed out")

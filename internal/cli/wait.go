@@ -17,84 +17,154 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// pollInterval is how often --wait reads the object.
-const pollInterval = 250 * time.Millisecond
+// pollInterval is how often a wait reads the objects it follows.
+const pollInterval = 500 * time.Millisecond
 
-// waiter follows one request until the controller acknowledges it and the
-// object settles.
-type waiter struct {
-	client client.Client
-	key    types.NamespacedName
-	kind   *kind
-	token  string
-	acked  func(client.Object, string) bool
-	out    io.Writer
-	// progress prints a line whenever the standing changes (on a terminal).
-	progress bool
-	last     string
-	// failureIsOutcome accepts a failure with an active colour.
-	failureIsOutcome bool
-}
+// The exit codes of every command that waits (and of the request verbs).
+const (
+	// exitFailed: the command ran, the outcome is not what was asked (the
+	// object settled in a failure, the rollout aborted or failed, or was
+	// superseded before it went live).
+	exitFailed = 3
+	// exitTimedOut: the timeout passed before an outcome.
+	exitTimedOut = 4
+)
 
-// exitFailed is the exit code of a request whose object settled in a
-// failure or did not settle in time (2 stays for errors of the command).
-const exitFailed = 3
-
-// readGrace is how long a read of --wait may run past its timeout.
+// readGrace is how long a read may run past the deadline.
 const readGrace = 10 * time.Second
 
-// wait returns nil when the object settles well, an exitFailed error when
-// it settles in a failure or the timeout passes.
-func (w *waiter) wait(parent context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	// Reads are not bounded by the timeout itself: client-go's rate limiter
-	// refuses at once a read it could only start after the context's
-	// deadline, and that must end in the timeout, not in a read error.
-	readCtx, cancelRead := context.WithTimeout(parent, timeout+readGrace)
-	defer cancelRead()
+// budget is how long a wait may take; a wait that learns more of what it
+// follows (the rollouts of a GitRepository) may extend an automatic one.
+type budget struct {
+	deadline time.Time
+	// auto: the deadline follows the objects' own timers.
+	auto bool
+	// started is when the wait began, for the timeout message.
+	started time.Time
+}
+
+func newBudget(now time.Time, d time.Duration, auto bool) *budget {
+	return &budget{deadline: now.Add(d), auto: auto, started: now}
+}
+
+// extend moves an automatic deadline to now+d when that is later.
+func (b *budget) extend(now time.Time, d time.Duration) {
+	if b.auto && now.Add(d).After(b.deadline) {
+		b.deadline = now.Add(d)
+	}
+}
+
+// progress prints where the followed objects stand, one line per change:
+// timestamped without a terminal (a CI log), plain on one.
+type progress struct {
+	out  io.Writer
+	tty  bool
+	now  func() time.Time
+	last map[string]string
+}
+
+func newProgress(out io.Writer) *progress {
+	return &progress{out: out, tty: isTerminal(out), now: time.Now, last: map[string]string{}}
+}
+
+// report prints line for id when it differs from the last one printed.
+func (p *progress) report(id, line string) {
+	if p.last[id] == line {
+		return
+	}
+	p.last[id] = line
+	if p.tty {
+		fmt.Fprintln(p.out, line)
+		return
+	}
+	fmt.Fprintf(p.out, "%s %s\n", p.now().UTC().Format(time.RFC3339), line)
+}
+
+// outcome prints the final line, without a timestamp.
+func (p *progress) outcome(line string) { fmt.Fprintln(p.out, line) }
+
+// check reads what a wait follows and says whether it is done; an error
+// ends the wait (an exitError for an outcome that is not what was asked).
+type check func(ctx context.Context) (done bool, err error)
+
+// until runs check every pollInterval until it is done, fails, or the
+// budget's deadline passes (exitTimedOut).
+func until(parent context.Context, b *budget, what string, c check) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var s standing
 	for {
-		obj := w.kind.newObject()
-		if err := w.client.Get(readCtx, w.key, obj); err != nil && ctx.Err() == nil {
-			return fmt.Errorf("read %s %s: %w", w.kind.short, w.key, err)
+		if !time.Now().Before(b.deadline) {
+			return timedOut(b, what)
 		}
-		if ctx.Err() == nil {
-			acked := w.acked(obj, w.token)
-			s = w.kind.standing(obj)
-			if acked && s.settled {
-				return w.finish(s)
-			}
-			w.report(acked, s)
+		// A read may run a little past the deadline: client-go's rate
+		// limiter refuses at once a read it could only start after a
+		// context's deadline, and that must end in the timeout.
+		ctx, cancel := context.WithDeadline(parent, b.deadline.Add(readGrace))
+		done, err := c(ctx)
+		cancel()
+		switch {
+		case err != nil && !time.Now().Before(b.deadline) && !isExit(err):
+			return timedOut(b, what)
+		case err != nil || done:
+			return err
 		}
 		select {
-		case <-ctx.Done():
-			fmt.Fprintln(w.out, s.line)
-			return &exitError{code: exitFailed, err: fmt.Errorf("timed out after %s waiting for %s %s", timeout, w.kind.short, w.key)}
+		case <-parent.Done():
+			return parent.Err()
 		case <-tick.C:
 		}
 	}
 }
 
-func (w *waiter) report(acked bool, s standing) {
-	line := s.line
-	if !acked {
-		line = fmt.Sprintf("%s %s: waiting for the controller to handle the request", w.kind.short, w.key)
-	}
-	if w.progress && line != w.last {
-		fmt.Fprintln(w.out, line)
-		w.last = line
-	}
+func timedOut(b *budget, what string) error {
+	return &exitError{code: exitTimedOut, err: fmt.Errorf("timed out after %s waiting for %s",
+		b.deadline.Sub(b.started).Round(time.Second), what)}
 }
 
-func (w *waiter) finish(s standing) error {
-	if !w.progress || s.line != w.last {
-		fmt.Fprintln(w.out, s.line)
+func isExit(err error) bool {
+	var ee *exitError
+	return errors.As(err, &ee)
+}
+
+// readObject gets key into a new object of kind k.
+func readObject(ctx context.Context, c client.Client, k *kind, key types.NamespacedName) (client.Object, error) {
+	obj := k.newObject()
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", k.short, key, err)
 	}
+	return obj, nil
+}
+
+// requestWait follows one request until the controller acknowledges it
+// and the object settles.
+type requestWait struct {
+	client client.Client
+	key    types.NamespacedName
+	kind   *kind
+	token  string
+	acked  func(client.Object, string) bool
+	// failureIsOutcome accepts a failure with an active colour.
+	failureIsOutcome bool
+	progress         *progress
+}
+
+func (w *requestWait) check(ctx context.Context) (bool, error) {
+	obj, err := readObject(ctx, w.client, w.kind, w.key)
+	if err != nil {
+		return false, err
+	}
+	s := w.kind.standing(obj)
+	if !w.acked(obj, w.token) {
+		w.progress.report(w.key.String(), fmt.Sprintf("%s %s: waiting for the controller to handle the request", w.kind.short, w.key))
+		return false, nil
+	}
+	if !s.settled {
+		w.progress.report(w.key.String(), s.line)
+		return false, nil
+	}
+	w.progress.outcome(s.line)
 	if s.failed && !(w.failureIsOutcome && s.active) {
-		return &exitError{code: exitFailed, err: errors.New(s.message)}
+		return true, &exitError{code: exitFailed, err: errors.New(s.message)}
 	}
-	return nil
+	return true, nil
 }

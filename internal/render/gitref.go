@@ -43,6 +43,16 @@ func BuildRef(repoDir, ref, path string, opts Options) ([]*unstructured.Unstruct
 	return objs, commit.Hash.String(), err
 }
 
+// ResolveSHA returns the commit SHA ref names in the local repository
+// repoDir (bare or not).
+func ResolveSHA(repoDir, ref string) (string, error) {
+	c, err := resolveCommit(repoDir, ref)
+	if err != nil {
+		return "", err
+	}
+	return c.Hash.String(), nil
+}
+
 // resolveCommit opens repoDir and resolves ref to a commit (annotated tags
 // are peeled).
 func resolveCommit(repoDir, ref string) (*object.Commit, error) {
