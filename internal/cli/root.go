@@ -53,6 +53,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
 	root.AddCommand(newRequestCommands()...)
+	root.AddCommand(newWaitCommand())
 	root.AddCommand(newDevCommand())
 	return root
 }
