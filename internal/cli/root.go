@@ -53,7 +53,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
 	root.AddCommand(newRequestCommands()...)
-	root.AddCommand(newWaitCommand())
+	root.AddCommand(newWaitCommand(), newHistoryCommand(), newRollbackCommand())
 	root.AddCommand(newDevCommand())
 	return root
 }

@@ -1,0 +1,79 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) *metav1.Time { t := metav1.NewTime(t0.Add(d)); return &t }
+
+// threeRollouts: a first deployment, a blue/green transition from a
+// savepoint, and a transition that aborted.
+func threeRollouts() []v1alpha1.RolloutRecord {
+	return []v1alpha1.RolloutRecord{
+		{Revision: rev(shaA), Kind: v1alpha1.RolloutFirst, To: "job-blue", StartedAt: *at(0), FinishedAt: at(40 * time.Second),
+			Outcome: v1alpha1.RolloutSucceeded},
+		{Revision: rev(shaB), Kind: v1alpha1.RolloutBlueGreen, From: "job-blue", To: "job-green", SavepointName: "job-blue-sp-1",
+			SavepointPath: "file:///sp/savepoint-1", RestoredFrom: "file:///sp/savepoint-1", StartedAt: *at(time.Hour),
+			FinishedAt: at(time.Hour + 95*time.Second), Outcome: v1alpha1.RolloutSucceeded},
+		{Revision: "main@sha1:" + shaC, Kind: v1alpha1.RolloutBlueGreen, From: "job-green", To: "job-blue", SavepointName: "job-green-sp-2",
+			SavepointPath: "file:///sp/savepoint-2", RestoredFrom: "file:///sp/savepoint-2", StartedAt: *at(2 * time.Hour),
+			FinishedAt: at(2*time.Hour + 10*time.Minute), Outcome: v1alpha1.RolloutAborted, Reason: "job-blue was not ready within 10m"},
+	}
+}
+
+const shaC = "cccccccccccccccccccccccccccccccccccccccc"
+
+func TestHistoryTable(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, printHistory(&out, threeRollouts(), "", t0.Add(3*time.Hour)))
+	golden(t, "testdata/history/table.golden", out.String())
+
+	out.Reset()
+	require.NoError(t, printHistory(&out, nil, "", t0))
+	assert.Equal(t, "No rollouts recorded yet.\n", out.String())
+	assert.Error(t, printHistory(&out, nil, "wide", t0))
+}
+
+func TestRollbackFindsTheEntryAndItsSavepoint(t *testing.T) {
+	h := threeRollouts()
+	i, err := findEntry(h, "2")
+	require.NoError(t, err)
+	assert.Equal(t, 1, i)
+	i, err = findEntry(h, shaA[:7])
+	require.NoError(t, err)
+	assert.Equal(t, 0, i)
+	_, err = findEntry(h, "4")
+	assert.ErrorContains(t, err, "the history has 3 rollouts")
+	_, err = findEntry(h, "1234567")
+	assert.ErrorContains(t, err, "no rollout of that revision")
+
+	// The state of the job that ran a revision is the savepoint the next
+	// rollout took of it; the last job's own start point otherwise.
+	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 1), "green ran shaB until the savepoint of the aborted rollout")
+	assert.Equal(t, "file:///sp/savepoint-1", savepointOf(h, 0))
+	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 2))
+
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	e := savepointEdit(p, "file:///sp/savepoint-2")
+	assert.Equal(t, "initialSavepointPath: file:///sp/savepoint-2\nsavepointRedeployNonce: 1\n", e.yaml)
+	assert.JSONEq(t, `{"spec":{"template":{"spec":{"job":{"initialSavepointPath":"file:///sp/savepoint-2","savepointRedeployNonce":1}}}}}`, string(e.patch))
+	n := int64(4)
+	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{SavepointRedeployNonce: &n}
+	assert.Contains(t, savepointEdit(p, "x").yaml, "savepointRedeployNonce: 5")
+}

@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// rollbackFlags are the flags of `bg-gitops rollback`.
+type rollbackFlags struct {
+	*kubeFlags
+	to            string
+	fromSavepoint bool
+	savepoint     string
+	apply         bool
+}
+
+func newRollbackCommand() *cobra.Command {
+	f := &rollbackFlags{kubeFlags: newKubeFlags()}
+	cmd := &cobra.Command{Use: "rollback KIND NAME --to REVISION|#", Short: "Say how to go back to an earlier rollout, in Git", Args: cobra.NoArgs}
+	f.addFlags(cmd.PersistentFlags())
+	sub := &cobra.Command{
+		Use:     "fbgd NAME --to REVISION|#",
+		Aliases: fbgdKind.aliases,
+		Short:   "Print the change that rolls a FlinkBlueGreenDeployment back to an earlier revision",
+		Long: `Git stays the source of truth: rollback prints the change to commit, and the controller rolls it out
+like any other. --to takes a revision (a commit hash of 7 digits or more) or the # of a row of
+` + "`bg-gitops history fbgd NAME`" + `.
+
+With --from-savepoint the change also restarts the job from a savepoint: the one taken of the
+job that ran that revision when the next rollout replaced it, or --savepoint PATH. It sets
+spec.template.spec.job.initialSavepointPath and a new savepointRedeployNonce.
+
+--apply makes that savepoint edit on the cluster, and only while the source GitRepository is
+suspended (its next apply would undo it otherwise): commit the same change before resuming it.`,
+		Example: `  bg-gitops history fbgd orders -n flink
+  bg-gitops rollback fbgd orders -n flink --to 3
+  bg-gitops rollback fbgd orders -n flink --to 1a2b3c4 --from-savepoint`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: f.completeNames(fbgdKind),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd, args[0])
+		},
+	}
+	fl := sub.Flags()
+	fl.StringVar(&f.to, "to", "", "the revision (commit hash) or history # to go back to")
+	fl.BoolVar(&f.fromSavepoint, "from-savepoint", false, "also restart the job from a savepoint of that revision's job")
+	fl.StringVar(&f.savepoint, "savepoint", "", "the savepoint path to restart from (implies --from-savepoint)")
+	fl.BoolVar(&f.apply, "apply", false, "make the savepoint edit on the cluster (only while the source GitRepository is suspended)")
+	_ = sub.MarkFlagRequired("to")
+	cmd.AddCommand(sub)
+	return cmd
+}
+
+func (f *rollbackFlags) run(cmd *cobra.Command, name string) error {
+	c, ns, err := f.connect()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	obj, err := readObject(ctx, c, fbgdKind, key)
+	if err != nil {
+		return notFoundOr(fbgdKind, key, err)
+	}
+	p := obj.(*v1alpha1.FlinkBlueGreenDeployment)
+	i, err := findEntry(p.Status.History, f.to)
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("fbgd %s/%s: %w", p.Namespace, p.Name, err)}
+	}
+	out := cmd.OutOrStdout()
+	r := p.Status.History[i]
+	fmt.Fprintf(out, "Roll fbgd %s/%s back to %s (#%d: %s to %s, %s).\n\n", p.Namespace, p.Name, shortRevision(r.Revision), i+1, r.Kind, r.To, r.Outcome)
+	printGitChange(out, p, r, sourcePath(ctx, c, p))
+	if !f.fromSavepoint && f.savepoint == "" {
+		if f.apply {
+			return &exitError{code: 2, err: fmt.Errorf("--apply needs --from-savepoint: the spec of an earlier revision is in Git, not in the cluster")}
+		}
+		return nil
+	}
+	path := f.savepoint
+	if path == "" {
+		if path = savepointOf(p.Status.History, i); path == "" {
+			return &exitError{code: 2, err: fmt.Errorf("no savepoint of the job of %s is recorded: pass --savepoint PATH", shortRevision(r.Revision))}
+		}
+	}
+	edit := savepointEdit(p, path)
+	fmt.Fprintf(out, "\nTo restart the job from %s, change spec.template.spec.job of %s as well:\n\n%s", path, p.Name, indent(edit.yaml))
+	if !f.apply {
+		return nil
+	}
+	return applyEdit(ctx, c, out, p, edit)
+}
+
+// findEntry finds the history entry to as a # (1-based row of `history`)
+// or as a revision (the latest entry of that commit).
+func findEntry(h []v1alpha1.RolloutRecord, to string) (int, error) {
+	if n, err := strconv.Atoi(to); err == nil && len(to) < 7 {
+		if n < 1 || n > len(h) {
+			return 0, fmt.Errorf("--to %d: the history has %d rollouts (see `bg-gitops history fbgd`)", n, len(h))
+		}
+		return n - 1, nil
+	}
+	want, err := resolveRevision(to, "")
+	if err != nil {
+		return 0, fmt.Errorf("--to %s: want a commit hash or a history #", to)
+	}
+	for i := len(h) - 1; i >= 0; i-- {
+		if want.in(h[i].Revision) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("--to %s: no rollout of that revision in the last %d (see `bg-gitops history fbgd`)", to, len(h))
+}
+
+// savepointOf is the savepoint taken of the job that rollout i started,
+// when a later rollout replaced it; else the one it restored from.
+func savepointOf(h []v1alpha1.RolloutRecord, i int) string {
+	for _, r := range h[i+1:] {
+		if r.From == h[i].To && r.SavepointPath != "" {
+			return r.SavepointPath
+		}
+	}
+	return h[i].RestoredFrom
+}
+
+// sourcePath is the path the source GitRepository of p renders, for the
+// Git commands; a placeholder when it cannot be read.
+func sourcePath(ctx context.Context, c client.Client, p *v1alpha1.FlinkBlueGreenDeployment) string {
+	src := p.Annotations[v1alpha1.SourceAnnotation]
+	ns, name, ok := strings.Cut(src, "/")
+	if !ok {
+		return "<the directory of " + p.Name + "'s manifest>"
+	}
+	obj, err := readObject(ctx, c, gitRepositoryKind, types.NamespacedName{Namespace: ns, Name: name})
+	if err != nil {
+		return "<the path of GitRepository " + src + ">"
+	}
+	return obj.(*v1alpha1.GitRepository).GetPath()
+}
+
+// printGitChange prints the Git commands that bring back the revision.
+func printGitChange(out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment, r v1alpha1.RolloutRecord, dir string) {
+	sha := shortRevision(r.Revision)
+	fmt.Fprintf(out, "Git is the source of truth: commit the spec of %s, and the controller rolls it out.\n\n", sha)
+	fmt.Fprintf(out, "  git diff %s HEAD -- %s    # what changed since\n", sha, dir)
+	fmt.Fprintf(out, "  git checkout %s -- %s\n", sha, dir)
+	fmt.Fprintf(out, "  git commit -m \"Roll back %s to %s\" && git push\n", p.Name, sha)
+}
+
+// specEdit is a change of spec.template.spec.job.
+type specEdit struct {
+	yaml  string
+	patch []byte
+}
+
+// savepointEdit sets initialSavepointPath and a new savepointRedeployNonce.
+func savepointEdit(p *v1alpha1.FlinkBlueGreenDeployment, path string) specEdit {
+	nonce := int64(1)
+	if j := p.Spec.Template.Spec.Job; j != nil && j.SavepointRedeployNonce != nil {
+		nonce = *j.SavepointRedeployNonce + 1
+	}
+	job := map[string]any{"initialSavepointPath": path, "savepointRedeployNonce": nonce}
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"job": job}}}})
+	return specEdit{
+		yaml:  fmt.Sprintf("initialSavepointPath: %s\nsavepointRedeployNonce: %d\n", path, nonce),
+		patch: patch,
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+}
+
+// applyEdit patches the savepoint edit onto the cluster, only while the
+// source GitRepository is suspended.
+func applyEdit(ctx context.Context, c client.Client, out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment, e specEdit) error {
+	if err := sourceSuspended(ctx, c, p); err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, p, client.RawPatch(types.MergePatchType, e.patch)); err != nil {
+		return fmt.Errorf("patch fbgd %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	fmt.Fprintf(out, "\nfbgd %s/%s: patched; commit the same change before you resume its GitRepository.\n", p.Namespace, p.Name)
+	return nil
+}
+
+// sourceSuspended refuses (exit 2) unless the GitRepository that applies
+// p is suspended; an object no GitRepository applies is the user's.
+func sourceSuspended(ctx context.Context, c client.Client, p *v1alpha1.FlinkBlueGreenDeployment) error {
+	src := p.Annotations[v1alpha1.SourceAnnotation]
+	if src == "" {
+		return nil
+	}
+	ns, name, _ := strings.Cut(src, "/")
+	key := types.NamespacedName{Namespace: ns, Name: name}
+	obj, err := readObject(ctx, c, gitRepositoryKind, key)
+	if err != nil {
+		return err
+	}
+	if gr := obj.(*v1alpha1.GitRepository); !gr.IsSuspended() {
+		return &exitError{code: exitCannotAct, err: fmt.Errorf("refusing to change fbgd %s/%s: GitRepository %s is not suspended and its next apply would undo the change; "+
+			"commit it instead, or run `bg-gitops suspend gitrepository %s -n %s` first", p.Namespace, p.Name, src, name, ns)}
+	}
+	return nil
+}
