@@ -54,6 +54,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
 	root.AddCommand(newRequestCommands()...)
 	root.AddCommand(newWaitCommand(), newHistoryCommand(), newRollbackCommand())
+	root.AddCommand(newGetCommand())
 	root.AddCommand(newDevCommand())
 	return root
 }
