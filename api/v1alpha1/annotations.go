@@ -48,6 +48,11 @@ const (
 	AdoptEnabledValue = "enabled"
 )
 
+// FlinkBlueGreenDeploymentLabel (the parent's name) is on every
+// FlinkStateSnapshot a FlinkBlueGreenDeployment takes, so that
+// `kubectl get flinkstatesnapshots -l` finds a deployment's savepoints.
+const FlinkBlueGreenDeploymentLabel = "bggitops.dev/flinkbluegreendeployment"
+
 // Condition types and reasons shared by both kinds.
 const (
 	ReadyCondition       = "Ready"

@@ -320,8 +320,11 @@ type RolloutRecord struct {
 	// SavepointPath is that savepoint's path once completed.
 	// +optional
 	SavepointPath string `json:"savepointPath,omitempty"`
-	// RestoredFrom is the savepoint path To's job started from; empty when
-	// it started without state.
+	// RestoredFrom is the savepoint path To's job started from: the
+	// initialSavepointPath To was applied with (the savepoint of From's
+	// job in a stateful transition, spec.template's otherwise). Empty when
+	// it started without one, and for an in-place change, whose job the
+	// Flink operator restores from its own state.
 	// +optional
 	RestoredFrom string `json:"restoredFrom,omitempty"`
 	// StartedAt is when the rollout started.

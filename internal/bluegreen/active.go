@@ -80,6 +80,9 @@ func adoptBefore(a, b *Child) bool {
 func (d *decider) initialSuspended() {
 	if d.st.JobStatus.State != v1alpha1.JobSuspended {
 		d.event(false, "Suspended", "spec.template.spec.job.state is suspended: no FlinkDeployment is started")
+		// Nothing is deployed: the rollout is done as it begins.
+		d.begin(v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutFirst})
+		d.end(v1alpha1.RolloutSucceeded, "")
 	}
 	d.setJob(v1alpha1.JobSuspended, "")
 	d.st.TargetRevision = d.revision()
@@ -90,6 +93,7 @@ func (d *decider) initialSuspended() {
 // startFirst deploys colour c from the template with nothing to hand over
 // from: a first deployment.
 func (d *decider) startFirst(c Color, reason string) {
+	d.begin(v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutFirst, To: d.childName(c), RestoredFrom: d.templateSavepointPath()})
 	d.apply(d.desiredChild(c, d.templateSavepointPath()))
 	d.ackRetry()
 	d.stamp()
@@ -226,6 +230,7 @@ func (d *decider) activeMissing(x Color, a *Child) {
 		d.event(true, "ActiveDeploymentMissing", "%s", msg)
 	}
 	d.fail(msg)
+	d.end(v1alpha1.RolloutFailed, msg) // an in-place change whose child vanished
 }
 
 // patchInPlace applies the template to the active child (FLIP-503
@@ -233,6 +238,7 @@ func (d *decider) activeMissing(x Color, a *Child) {
 // suspended). It keeps the child's initialSavepointPath. Rollout windows
 // do not hold it back.
 func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
+	d.begin(v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutInPlace, From: a.Name, To: a.Name})
 	d.apply(d.desiredChild(x, d.inPlacePath(a)))
 	d.ackRetry()
 	d.stamp()
@@ -270,6 +276,7 @@ func (d *decider) startTransition(x Color, a *Child, rollout Rollout, diff Diff)
 		return
 	}
 	d.st.Savepoint = nil
+	d.begin(d.blueGreenFrom(x, ""))
 	d.startNewColour(y, d.templateSavepointPath(), diff)
 }
 
@@ -327,6 +334,7 @@ func (d *decider) waitForWindow() {
 
 // startNewColour deploys Y beside the active colour.
 func (d *decider) startNewColour(y Color, savepointPath string, diff Diff) {
+	d.record(func(r *v1alpha1.RolloutRecord) { r.RestoredFrom = savepointPath })
 	d.apply(d.desiredChild(y, savepointPath))
 	d.stamp()
 	d.st.BlueGreenState = transitioningTo(y)

@@ -53,6 +53,7 @@ func Decide(in Input) (Decision, error) {
 	} else {
 		d.dispatch()
 	}
+	d.st.ActiveJobState = d.activeJobState()
 	d.summarize()
 	d.out.Status = d.st
 	if reflect.DeepEqual(d.st, in.Parent.Status) {

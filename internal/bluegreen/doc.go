@@ -12,7 +12,8 @@ Licensed under the Apache License, Version 2.0.
 //     finalisation, retry/abort/promote annotations, manual promotion,
 //     rollout windows, revisions and conditions). It maps the observed
 //     world (parent, children, snapshot, rollout window, clock) to the next
-//     status and the actions that lead there.
+//     status and the actions that lead there, status.history (one entry
+//     per rollout, history.go) and the active job's state included.
 //   - Plan (on top of Classify): which rollout a spec change gets from an
 //     active colour, shared by the controller and `bg-gitops diff`.
 //   - WindowState and ParseFlinkDuration: the parsers of user input that

@@ -43,6 +43,9 @@ func (w *world) checkDecision(in Input, d Decision) {
 	if reflect.DeepEqual(d.Status, prev) && len(d.Events) > 0 {
 		w.fatalf("events without a status change: %s", describeEvents(d.Events))
 	}
+	if err := checkHistoryApplies(d); err != nil {
+		w.fatalf("%v", err)
+	}
 }
 
 func (w *world) checkApply(in Input, prev, next v1alpha1.FlinkBlueGreenDeploymentStatus, cs *ChildSpec) {
@@ -162,6 +165,21 @@ func (w *world) checkWorld(in Input, d Decision) {
 	if c := findCondition(st.Conditions, v1alpha1.ReadyCondition); c == nil {
 		w.fatalf("no Ready condition")
 	}
+	if err := checkHistory(&prev, st); err != nil {
+		w.fatalf("%v", err)
+	}
+	if err := checkSavepointRecorded(st.History, w.completedAt); err != nil {
+		w.fatalf("%v", err)
+	}
+}
+
+// completedAt is the path of the completed snapshot name.
+func (w *world) completedAt(name string) (string, bool) {
+	s := w.snaps[name]
+	if s == nil || s.State != SnapshotCompleted {
+		return "", false
+	}
+	return strings.TrimPrefix(s.Path, "file:"), true
 }
 
 func prevActiveColor(s v1alpha1.FlinkBlueGreenDeploymentStatus) Color {

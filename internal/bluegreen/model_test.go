@@ -140,8 +140,15 @@ func (m *model) clone() *model {
 	return &n
 }
 
-// key identifies a state for the explorer's visited set.
+// key identifies a state for the explorer's visited set. Of
+// status.history it keeps only whether a rollout is under way: Decide
+// reads nothing else of it (see history.go), and the times in finished
+// entries would otherwise tell apart states that behave alike.
 func (m *model) key() uint64 {
+	st := *m.P.Status.DeepCopy()
+	hist := st.History
+	st.History = nil
+	underWay := len(hist) > 0 && hist[len(hist)-1].Outcome == v1alpha1.RolloutInProgress
 	b, _ := json.Marshal(struct {
 		S    v1alpha1.FlinkBlueGreenDeploymentStatus
 		G    int64
@@ -154,8 +161,9 @@ func (m *model) key() uint64 {
 		D, E bool
 		K    string
 		W    time.Time
-	}{m.P.Status, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
-		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey, m.Since})
+		U    bool
+	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
+		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey, m.Since, underWay})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -423,7 +431,22 @@ func (m *model) write(in Input, d Decision) error {
 	if err := checkBookkeeping(&m.P.Status); err != nil {
 		return err
 	}
+	if err := checkHistory(&in.Parent.Status, &m.P.Status); err != nil {
+		return err
+	}
+	if err := checkSavepointRecorded(m.P.Status.History, m.completedAt); err != nil {
+		return err
+	}
 	return m.checkLiveness()
+}
+
+// completedAt is the path of the completed snapshot name.
+func (m *model) completedAt(name string) (string, bool) {
+	s := m.Snaps[name]
+	if s == nil || s.State != SnapshotCompleted {
+		return "", false
+	}
+	return strings.TrimPrefix(s.Path, "file:"), true
 }
 
 // checkBookkeeping: the status fields agree with the state. A transition
@@ -571,7 +594,7 @@ func (m *model) checkDecision(in Input, d Decision) error {
 	if d.RequeueAfter < 0 {
 		return fmt.Errorf("negative requeue %s", d.RequeueAfter)
 	}
-	return nil
+	return checkHistoryApplies(d)
 }
 
 func (m *model) describe() string {

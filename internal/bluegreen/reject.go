@@ -26,12 +26,14 @@ func (d *decider) rejected(r *Rejection) {
 	switch r.Action.Type {
 	case CreateSnapshot:
 		x := d.colorOf(r.Action.Snapshot.JobName)
+		d.beginUnlessUnderWay(d.blueGreenFrom(x, r.Action.Snapshot.Name))
 		d.savepointFailed(x, "SavepointRejected", "the API server rejected savepoint "+r.Action.Snapshot.Name+": "+r.Message)
 	case ApplyChild:
 		d.childRejected(r.Action.Child, "the API server rejected FlinkDeployment "+r.Action.Child.Name+": "+r.Message)
 	default:
 		d.deleteRejected(r.Action.ChildName, "the API server refused to delete FlinkDeployment "+r.Action.ChildName+": "+r.Message)
 	}
+	d.end(v1alpha1.RolloutFailed, d.st.Error)
 	if d.st.BlueGreenState.Active() {
 		// The decision this one replaces may have moved the Ingress (a
 		// cut-over whose next action was refused): it follows the colour
@@ -47,6 +49,9 @@ func retryHint(d *decider) string {
 func (d *decider) childRejected(cs *ChildSpec, cause string) {
 	retry := retryHint(d)
 	a := d.runningActive()
+	if !cs.Spec.Suspended() {
+		d.rejectedRollout(a, cs)
+	}
 	switch {
 	case a != nil && a.Name == cs.Name:
 		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
@@ -63,6 +68,31 @@ func (d *decider) childRejected(cs *ChildSpec, cause string) {
 		d.fail("deployment of " + cs.Name + " not started: " + cause + ". " + retry)
 	}
 	d.event(true, "Rejected", "%s", d.st.Error)
+}
+
+// rejectedRollout makes the history entry the refused apply of cs ends:
+// the rollout under way, superseded first when cs carries a spec changed
+// during it, or one of its own when cs was to start it.
+func (d *decider) rejectedRollout(a *Child, cs *ChildSpec) {
+	if r := d.current(); r == nil {
+		d.begin(d.refusedRollout(a, cs))
+	} else if r.Revision != cs.Revision {
+		d.supersede(cs.Spec.Job.InitialSavepointPath)
+	}
+}
+
+// refusedRollout is the history entry of a rollout whose first request,
+// to apply cs, was refused: in place on the running active child, a
+// transition from it, or a first deployment (or redeploy) without one.
+func (d *decider) refusedRollout(a *Child, cs *ChildSpec) v1alpha1.RolloutRecord {
+	r := v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutFirst, To: cs.Name, RestoredFrom: cs.Spec.Job.InitialSavepointPath}
+	switch {
+	case a != nil && a.Name == cs.Name:
+		r.Kind, r.From, r.RestoredFrom = v1alpha1.RolloutInPlace, a.Name, "" // see RolloutRecord.RestoredFrom
+	case a != nil:
+		r.Kind, r.From = v1alpha1.RolloutBlueGreen, a.Name
+	}
+	return r
 }
 
 // deleteRejected: a delete the API server refuses (RBAC, a webhook) ends

@@ -28,6 +28,7 @@ func (d *decider) startSavepoint(x Color, a *Child) {
 		d.savepointRefused(x, err)
 		return
 	}
+	d.begin(d.blueGreenFrom(x, name))
 	d.createSnapshot(snap)
 	d.stamp()
 	d.st.BlueGreenState = savepointingState(x)
@@ -55,7 +56,7 @@ func (d *decider) snapshotOf(name string, a *Child) (*SnapshotSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotSpec{Name: name, JobName: a.Name, FormatType: format}, nil
+	return &SnapshotSpec{Name: name, JobName: a.Name, FormatType: format, Revision: d.revision()}, nil
 }
 
 // savepointFormat is the format the template asks savepoints in. The
@@ -80,6 +81,7 @@ func savepointFormat(spec *v1alpha1.FlinkDeploymentSpec) (string, error) {
 // savepointRefused: the savepoint cannot be asked for. Like a request the
 // API server rejects (see rejected), the spec is handled and X untouched.
 func (d *decider) savepointRefused(x Color, err error) {
+	d.beginUnlessUnderWay(d.blueGreenFrom(x, ""))
 	d.stamp()
 	d.st.TargetRevision = d.revision()
 	d.savepointFailed(x, "SavepointRefused", err.Error())
@@ -187,6 +189,7 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 		return
 	}
 	d.st.Savepoint.Path = path
+	d.record(func(r *v1alpha1.RolloutRecord) { r.SavepointPath = path })
 	diff := Classify(d.baseOf(a), d.spec)
 	if b := d.child(x.Other()); b != nil && !startedFrom(b, path) {
 		d.waitForOther(x, b, deadline)
@@ -199,6 +202,8 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 		d.startNewColour(x.Other(), d.templateSavepointPath(), diff)
 	default:
 		// The spec changed while savepointing and needs no new colour now.
+		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+", which needs no new colour: "+
+			"the spec changed while the savepoint was taken")
 		d.st.BlueGreenState = activeState(x)
 		d.settle(a)
 		d.active(x)
@@ -234,5 +239,17 @@ func (d *decider) savepointFailed(x Color, reason, cause string) {
 	d.resetMarkers()
 	d.fail(msg)
 	d.event(true, reason, "%s", msg)
+	outcome := v1alpha1.RolloutFailed
+	if reason == "Aborted" {
+		outcome = v1alpha1.RolloutAborted
+	}
+	d.end(outcome, msg)
 	d.active(x)
+}
+
+// blueGreenFrom is the history entry of a blue/green transition from X,
+// with the savepoint it takes (none: "").
+func (d *decider) blueGreenFrom(x Color, savepoint string) v1alpha1.RolloutRecord {
+	return v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutBlueGreen, From: d.childName(x), To: d.childName(x.Other()),
+		SavepointName: savepoint}
 }

@@ -95,6 +95,7 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 		return false
 	}
 	how := "re-applying"
+	d.supersede(path)
 	if d.restartsFromSavepoint(kind, path) {
 		// The Flink operator reads initialSavepointPath only when it first
 		// deploys a FlinkDeployment: a re-specced T would restart from its
@@ -165,6 +166,7 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 			d.abort(kind, t, d.childName(t)+" is missing and there is no savepoint to start it from")
 			return
 		}
+		d.record(func(r *v1alpha1.RolloutRecord) { r.RestoredFrom = path })
 		d.apply(d.desiredChild(t, path))
 	}
 	d.ensureDeadline()
@@ -264,6 +266,7 @@ func (d *decider) finalize(kind transitionKind, t Color, tc *Child) {
 	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobRunning, "")
+	d.end(v1alpha1.RolloutSucceeded, "")
 	d.event(false, reason, "%s", msg)
 	d.active(t)
 }
@@ -275,6 +278,7 @@ func (d *decider) finalizeSuspended(t Color, tc *Child) {
 	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobSuspended, "")
+	d.end(v1alpha1.RolloutSucceeded, "")
 	d.event(false, "Suspended", "%s is suspended", tc.Name)
 	d.active(t)
 }
@@ -289,21 +293,26 @@ func (d *decider) abort(kind transitionKind, t Color, cause string) {
 	switch kind {
 	case kindBlueGreen:
 		d.suspendChild(tc)
-		d.fail(fmt.Sprintf("transition to %s aborted: %s; %s keeps running. %s", d.childName(t), cause, d.childName(o), retry))
-		d.event(true, "Aborted", "%s", d.st.Error)
+		d.aborted(fmt.Sprintf("transition to %s aborted: %s; %s keeps running. %s", d.childName(t), cause, d.childName(o), retry))
 		d.st.BlueGreenState = activeState(o)
 		d.active(o)
 	case kindFirst:
 		d.suspendChild(tc)
-		d.fail(fmt.Sprintf("deployment of %s aborted: %s; it is suspended. %s", d.childName(t), cause, retry))
-		d.event(true, "Aborted", "%s", d.st.Error)
+		d.aborted(fmt.Sprintf("deployment of %s aborted: %s; it is suspended. %s", d.childName(t), cause, retry))
 		d.initializing()
 	default:
-		d.fail(fmt.Sprintf("in-place change of %s did not complete: %s; the job is left as it is. %s", d.childName(t), cause, retry))
-		d.event(true, "Aborted", "%s", d.st.Error)
+		d.aborted(fmt.Sprintf("in-place change of %s did not complete: %s; the job is left as it is. %s", d.childName(t), cause, retry))
 		d.st.BlueGreenState = activeState(t)
 		d.active(t)
 	}
+}
+
+// aborted reports an aborted rollout: FAILING with msg, a Warning event,
+// and its history entry ended with msg, before anything starts anew.
+func (d *decider) aborted(msg string) {
+	d.fail(msg)
+	d.event(true, "Aborted", "%s", msg)
+	d.end(v1alpha1.RolloutAborted, msg)
 }
 
 // maxLiveRevisions bounds status.liveRevisions.

@@ -202,6 +202,9 @@ type SnapshotSpec struct {
 	// template's SavepointFormatKey. Empty when that is not set, leaving
 	// the Flink operator's default (CANONICAL).
 	FormatType string
+	// Revision is the revision whose rollout the savepoint is for: the
+	// adapter stamps it on the FlinkStateSnapshot.
+	Revision string
 }
 
 // Action is one step the adapter executes, in order, before writing status.

@@ -55,7 +55,7 @@ var gitRepositoryKind = &kind{
 		}
 		return names
 	},
-	standing:  func(obj client.Object) standing { return gitRepositoryStanding(obj.(*v1alpha1.GitRepository)) },
+	standing: func(obj client.Object) standing { return gitRepositoryStanding(obj.(*v1alpha1.GitRepository)) },
 }
 
 var fbgdKind = &kind{
@@ -69,7 +69,7 @@ var fbgdKind = &kind{
 		}
 		return names
 	},
-	standing:  func(obj client.Object) standing { return fbgdStanding(obj.(*v1alpha1.FlinkBlueGreenDeployment)) },
+	standing: func(obj client.Object) standing { return fbgdStanding(obj.(*v1alpha1.FlinkBlueGreenDeployment)) },
 }
 
 func objectID(short string, obj client.Object) string {

@@ -63,10 +63,10 @@ func newRequestCommand(verb, short string, reqs ...*request) *cobra.Command {
 
 func (r *request) command(f *requestFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:     r.kind.name + " NAME",
-		Aliases: r.kind.aliases,
-		Short:   r.short,
-		Args:    cobra.ExactArgs(1),
+		Use:               r.kind.name + " NAME",
+		Aliases:           r.kind.aliases,
+		Short:             r.short,
+		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.completeNames(r.kind),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return r.run(cmd, f, args[0])

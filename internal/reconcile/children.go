@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -58,10 +59,19 @@ func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) 
 
 // snapshotObject is the FlinkStateSnapshot that savepoints a child's job,
 // in the format bluegreen chose; without one, in the operator's default.
+// It is labelled with the parent's name (unless the name is too long for a
+// label value: a savepoint matters more than its label) and carries the
+// revision whose rollout it is for.
 func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotSpec) *unstructured.Unstructured {
 	u := newUnstructured(v1alpha1.FlinkStateSnapshotGVK)
 	u.SetName(s.Name)
 	u.SetNamespace(p.Namespace)
+	if len(validation.IsValidLabelValue(p.Name)) == 0 {
+		u.SetLabels(map[string]string{v1alpha1.FlinkBlueGreenDeploymentLabel: p.Name})
+	}
+	if s.Revision != "" {
+		u.SetAnnotations(map[string]string{v1alpha1.RevisionAnnotation: s.Revision})
+	}
 	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
 	savepoint := map[string]any{"disposeOnDelete": false}
 	if s.FormatType != "" {

@@ -80,7 +80,7 @@ func TestBuiltObjectsAgainstTheRealFlinkCRDs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, env.Client.Create(ctx, child.DeepCopy(), client.DryRunAll), "child FlinkDeployment against the real CRD")
 	require.NoError(t, objects.Apply(ctx, env.Client, child, client.DryRunAll))
-	require.NoError(t, env.Client.Create(ctx, snapshotObject(p, &bluegreen.SnapshotSpec{Name: "orders-sp-1", JobName: "orders-blue"}), client.DryRunAll),
+	require.NoError(t, env.Client.Create(ctx, snapshotObject(p, &bluegreen.SnapshotSpec{Name: "orders-sp-1", JobName: "orders-blue", Revision: "main@sha1:abc"}), client.DryRunAll),
 		"FlinkStateSnapshot against the real CRD")
 }
 

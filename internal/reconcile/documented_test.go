@@ -214,6 +214,7 @@ func TestSuspendSpecFieldStopsFetchAndApply(t *testing.T) {
 	f.waitApplied(rev1)
 
 	f.waitObserved(f.patchSpec(func(gr *v1alpha1.GitRepository) { gr.Spec.Suspend = true }))
+	assert.True(t, f.get().Status.Suspended, "status.suspended (kubectl get's SUSPENDED column)")
 	lists, packs := f.srv.Listings(), f.srv.UploadPacks()
 
 	rev2 := f.push(map[string]string{"settings.yaml": fmt.Sprintf(configMap, "settings", "v2")})
@@ -239,6 +240,7 @@ func TestSuspendSpecFieldStopsFetchAndApply(t *testing.T) {
 
 	f.patchSpec(func(gr *v1alpha1.GitRepository) { gr.Spec.Suspend = false })
 	f.waitApplied(rev2)
+	assert.False(t, f.get().Status.Suspended, "resumed: status.suspended is false")
 	assert.Equal(t, "v2", getConfigMap(t, ns, "settings").Data["key"])
 	assert.Greater(t, f.srv.UploadPacks(), packs, "the resumed GitRepository fetched the new commit")
 	assert.Equal(t, requested, f.get().Status.LastHandledReconcileAt, "the waiting request is acknowledged")

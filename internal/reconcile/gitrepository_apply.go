@@ -128,6 +128,7 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 	if !run.stalled {
 		clearCondition(&gr.Status.Conditions, v1alpha1.StalledCondition)
 	}
+	gr.Status.Suspended = gr.IsSuspended()
 	if gr.IsSuspended() {
 		setSuspended(gr, r.now())
 	} else {
