@@ -8,13 +8,13 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -28,6 +28,7 @@ type rollbackFlags struct {
 	fromSavepoint bool
 	savepoint     string
 	apply         bool
+	repo          string
 }
 
 func newRollbackCommand() *cobra.Command {
@@ -44,13 +45,20 @@ like any other. --to takes a revision (a commit hash of 7 digits or more) or the
 
 With --from-savepoint the change also restarts the job from a savepoint: the one taken of the
 job that ran that revision when the next rollout replaced it, or --savepoint PATH. It sets
-spec.template.spec.job.initialSavepointPath and a new savepointRedeployNonce.
+spec.template.spec.job.initialSavepointPath and a new savepointRedeployNonce, and the rollout
+starts the other colour from that savepoint instead of taking a new one (SAVEPOINT_REDEPLOY).
 
---apply makes that savepoint edit on the cluster, and only while the source GitRepository is
-suspended (its next apply would undo it otherwise): commit the same change before resuming it.`,
+--apply changes the cluster instead, the way Argo CD's rollback does with auto-sync off: it
+renders the object at that revision from a local checkout (--repo, the source GitRepository's
+path), adds the savepoint edit, and updates the FlinkBlueGreenDeployment, which the controller
+then rolls out. It does so only while the source GitRepository is suspended (its next apply would
+undo it otherwise): commit the same change before resuming it.`,
 		Example: `  bg-gitops history fbgd orders -n flink
   bg-gitops rollback fbgd orders -n flink --to 3
-  bg-gitops rollback fbgd orders -n flink --to 1a2b3c4 --from-savepoint`,
+  bg-gitops rollback fbgd orders -n flink --to 1a2b3c4 --from-savepoint
+  # An incident, Git cannot wait: suspend, roll back on the cluster, commit the revert later
+  bg-gitops suspend gitrepository jobs -n flink
+  bg-gitops rollback fbgd orders -n flink --to 3 --from-savepoint --apply --repo .`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.completeNames(fbgdKind),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,7 +69,8 @@ suspended (its next apply would undo it otherwise): commit the same change befor
 	fl.StringVar(&f.to, "to", "", "the revision (commit hash) or history # to go back to")
 	fl.BoolVar(&f.fromSavepoint, "from-savepoint", false, "also restart the job from a savepoint of that revision's job")
 	fl.StringVar(&f.savepoint, "savepoint", "", "the savepoint path to restart from (implies --from-savepoint)")
-	fl.BoolVar(&f.apply, "apply", false, "make the savepoint edit on the cluster (only while the source GitRepository is suspended)")
+	fl.BoolVar(&f.apply, "apply", false, "update the object on the cluster to that revision's spec (only while the source GitRepository is suspended)")
+	fl.StringVar(&f.repo, "repo", ".", "local Git repository holding the revision, for --apply")
 	_ = sub.MarkFlagRequired("to")
 	cmd.AddCommand(sub)
 	return cmd
@@ -89,25 +98,31 @@ func (f *rollbackFlags) run(cmd *cobra.Command, name string) error {
 	out := cmd.OutOrStdout()
 	r := p.Status.History[i]
 	fmt.Fprintf(out, "Roll fbgd %s/%s back to %s (#%d: %s to %s, %s).\n\n", p.Namespace, p.Name, shortRevision(r.Revision), i+1, r.Kind, r.To, r.Outcome)
-	printGitChange(out, p, r, sourcePath(ctx, c, p))
-	if !f.fromSavepoint && f.savepoint == "" {
-		if f.apply {
-			return &exitError{code: 2, err: fmt.Errorf("--apply needs --from-savepoint: the spec of an earlier revision is in Git, not in the cluster")}
+	dir := sourcePath(ctx, c, p)
+	printGitChange(out, p, r, dir)
+	var edit *specEdit
+	if f.fromSavepoint || f.savepoint != "" {
+		path := f.savepoint
+		if path == "" {
+			if path = savepointOf(p.Status.History, i); path == "" {
+				return &exitError{code: 2, err: fmt.Errorf("no savepoint of the job of %s is recorded: pass --savepoint PATH", shortRevision(r.Revision))}
+			}
 		}
-		return nil
+		e := savepointEdit(p, path)
+		edit = &e
+		fmt.Fprintf(out, "\nTo restart the job from %s, change spec.template.spec.job of %s as well:\n\n%s", path, p.Name, indent(edit.yaml))
 	}
-	path := f.savepoint
-	if path == "" {
-		if path = savepointOf(p.Status.History, i); path == "" {
-			return &exitError{code: 2, err: fmt.Errorf("no savepoint of the job of %s is recorded: pass --savepoint PATH", shortRevision(r.Revision))}
-		}
-	}
-	edit := savepointEdit(p, path)
-	fmt.Fprintf(out, "\nTo restart the job from %s, change spec.template.spec.job of %s as well:\n\n%s", path, p.Name, indent(edit.yaml))
 	if !f.apply {
 		return nil
 	}
-	return applyEdit(ctx, c, out, p, edit)
+	if err := sourceSuspended(ctx, c, p); err != nil {
+		return err
+	}
+	spec, err := specAt(f.repo, r.Revision, dir, p)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	return applyRollback(ctx, c, out, p, spec, r.Revision, edit)
 }
 
 // findEntry finds the history entry to as a # (1-based row of `history`)
@@ -166,10 +181,12 @@ func printGitChange(out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment, r v1alp
 	fmt.Fprintf(out, "  git commit -m \"Roll back %s to %s\" && git push\n", p.Name, sha)
 }
 
-// specEdit is a change of spec.template.spec.job.
+// specEdit is a change of spec.template.spec.job: a restart from a
+// savepoint.
 type specEdit struct {
+	path  string
+	nonce int64
 	yaml  string
-	patch []byte
 }
 
 // savepointEdit sets initialSavepointPath and a new savepointRedeployNonce.
@@ -178,28 +195,55 @@ func savepointEdit(p *v1alpha1.FlinkBlueGreenDeployment, path string) specEdit {
 	if j := p.Spec.Template.Spec.Job; j != nil && j.SavepointRedeployNonce != nil {
 		nonce = *j.SavepointRedeployNonce + 1
 	}
-	job := map[string]any{"initialSavepointPath": path, "savepointRedeployNonce": nonce}
-	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"job": job}}}})
-	return specEdit{
-		yaml:  fmt.Sprintf("initialSavepointPath: %s\nsavepointRedeployNonce: %d\n", path, nonce),
-		patch: patch,
-	}
+	return specEdit{path: path, nonce: nonce,
+		yaml: fmt.Sprintf("initialSavepointPath: %s\nsavepointRedeployNonce: %d\n", path, nonce)}
 }
 
 func indent(s string) string {
 	return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
 }
 
-// applyEdit patches the savepoint edit onto the cluster, only while the
-// source GitRepository is suspended.
-func applyEdit(ctx context.Context, c client.Client, out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment, e specEdit) error {
-	if err := sourceSuspended(ctx, c, p); err != nil {
-		return err
+// specAt renders dir of repoDir at rev and returns the spec p had there.
+func specAt(repoDir, rev, dir string, p *v1alpha1.FlinkBlueGreenDeployment) (*v1alpha1.FlinkBlueGreenDeploymentSpec, error) {
+	want, err := resolveRevision(rev, "")
+	if err != nil {
+		return nil, err
 	}
-	if err := c.Patch(ctx, p, client.RawPatch(types.MergePatchType, e.patch)); err != nil {
-		return fmt.Errorf("patch fbgd %s/%s: %w", p.Namespace, p.Name, err)
+	objs, _, err := renderAt(repoDir, string(want), dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("--apply: %w (pass --repo, a checkout that holds %s)", err, want)
 	}
-	fmt.Fprintf(out, "\nfbgd %s/%s: patched; commit the same change before you resume its GitRepository.\n", p.Namespace, p.Name)
+	for _, o := range objs {
+		if o.GetKind() != "FlinkBlueGreenDeployment" || o.GetName() != p.Name {
+			continue
+		}
+		var old v1alpha1.FlinkBlueGreenDeployment
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &old); err != nil {
+			return nil, fmt.Errorf("--apply: FlinkBlueGreenDeployment %s at %s: %w", p.Name, want, err)
+		}
+		return &old.Spec, nil
+	}
+	return nil, fmt.Errorf("--apply: %s at %s renders no FlinkBlueGreenDeployment %s", dir, want, p.Name)
+}
+
+// applyRollback updates p to spec (and the savepoint edit) at revision rev;
+// the controller rolls it out like a commit.
+func applyRollback(ctx context.Context, c client.Client, out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment,
+	spec *v1alpha1.FlinkBlueGreenDeploymentSpec, rev string, e *specEdit) error {
+	p.Spec = *spec
+	if e != nil {
+		if p.Spec.Template.Spec.Job == nil {
+			p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{}
+		}
+		p.Spec.Template.Spec.Job.InitialSavepointPath = e.path
+		p.Spec.Template.Spec.Job.SavepointRedeployNonce = &e.nonce
+	}
+	p.Annotations[v1alpha1.RevisionAnnotation] = rev
+	if err := c.Update(ctx, p); err != nil {
+		return fmt.Errorf("update fbgd %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	fmt.Fprintf(out, "\nfbgd %s/%s: updated to the spec of %s; commit the same change before you resume its GitRepository.\n",
+		p.Namespace, p.Name, shortRevision(rev))
 	return nil
 }
 
