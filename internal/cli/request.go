@@ -66,6 +66,7 @@ func (r *request) command(f *requestFlags) *cobra.Command {
 		Use:               r.kind.name + " NAME",
 		Aliases:           r.kind.aliases,
 		Short:             r.short,
+		Example:           r.example(),
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.completeNames(r.kind),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,6 +105,19 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 	w := &requestWait{client: c, key: key, kind: r.kind, token: token, acked: r.acked, progress: newProgress(out),
 		failureIsOutcome: r.failureIsOutcome}
 	return until(ctx, b, fmt.Sprintf("%s %s", r.kind.short, key), w.check)
+}
+
+// example is the Example section of a verb.
+func (r *request) example() string {
+	name, ns := "jobs", "flink"
+	if r.kind == fbgdKind {
+		name = "orders"
+	}
+	line := fmt.Sprintf("  bg-gitops %s %s %s -n %s", r.verb, r.kind.name, name, ns)
+	if r.acked == nil {
+		return line
+	}
+	return line + "\n" + line + " --wait --timeout auto   # exit 0 settled, 3 failed, 4 timed out"
 }
 
 // precheck reads the object and refuses a request it cannot act on.
