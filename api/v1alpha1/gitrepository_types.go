@@ -233,7 +233,7 @@ type GitRepositoryStatus struct {
 	// Suspended is true while spec.suspend or the suspend annotation stops
 	// fetching and applying.
 	// +optional
-	Suspended bool `json:"suspended,omitempty"`
+	Suspended bool `json:"suspended"`
 }
 
 // Artifact is a fetched revision.
