@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/kube"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/scheme"
@@ -49,8 +51,11 @@ type controllerFlags struct {
 	cacheDir               string
 	qps                    float32
 	burst                  int
-	development            bool
-	pprofAddr              string
+	// qpsSet and burstSet: the flags were given; otherwise the limiter
+	// follows the API server (see kube.ChooseLimiter).
+	qpsSet, burstSet bool
+	development      bool
+	pprofAddr        string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -61,6 +66,7 @@ func newControllerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseDevMode(f.development)))
+			f.qpsSet, f.burstSet = cmd.Flags().Changed("kube-api-qps"), cmd.Flags().Changed("kube-api-burst")
 			mgr, err := newManager(f)
 			if err != nil {
 				return err
@@ -101,8 +107,9 @@ func newControllerCommand() *cobra.Command {
 	// Profiling for `make bench`; hidden because it is not for production.
 	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address of net/http/pprof; empty disables it")
 	_ = fl.MarkHidden("pprof-bind-address")
-	fl.Float32Var(&f.qps, "kube-api-qps", 50, "queries per second to the Kubernetes API server")
-	fl.IntVar(&f.burst, "kube-api-burst", 300, "burst of queries to the Kubernetes API server")
+	fl.Float32Var(&f.qps, "kube-api-qps", kube.DefaultQPS, "client-side limit of queries per second to the Kubernetes API server; negative: none. "+
+		"When not given: none if the API server has API Priority and Fairness (it then protects itself), else the default")
+	fl.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "burst of the client-side limit")
 	return cmd
 }
 
@@ -115,7 +122,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = f.qps, f.burst
+	limiter(f, cfg).Apply(cfg)
 	if f.leaderElect && f.leaderElectionNS == "" {
 		// controller-runtime would fail with a message naming its own
 		// option; the user needs the name of the flag.
@@ -166,6 +173,22 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		ConcurrentPerNamespace: f.concurrentPerNamespace,
 	})
 	return mgr, err
+}
+
+// limiter chooses the client-side rate limit of the manager's and the
+// applier's clients, and logs the choice.
+func limiter(f *controllerFlags, cfg *rest.Config) kube.Limiter {
+	var qps *float32
+	var burst *int
+	if f.qpsSet {
+		qps = &f.qps
+	}
+	if f.burstSet {
+		burst = &f.burst
+	}
+	l := kube.ChooseLimiter(context.Background(), cfg, qps, burst)
+	ctrl.Log.WithName("setup").Info("client-side rate limit", "qps", l.QPS, "burst", l.Burst, "why", l.Why)
+	return l
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

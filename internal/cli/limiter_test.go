@@ -1,0 +1,30 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/client-go/rest"
+)
+
+// TestControllerLimiterFollowsAPF: against a real kube-apiserver (which has
+// API Priority and Fairness), the controller runs without a client-side
+// limiter unless --kube-api-qps is given.
+func TestControllerLimiterFollowsAPF(t *testing.T) {
+	env := cluster(t)
+	cfg := rest.CopyConfig(env.Config)
+	f := &controllerFlags{qps: 50, burst: 300}
+	limiter(f, cfg).Apply(cfg)
+	assert.Less(t, cfg.QPS, float32(0), "no client-side limiter")
+
+	f.qps, f.qpsSet = 20, true
+	limiter(f, cfg).Apply(cfg)
+	assert.Equal(t, float32(20), cfg.QPS)
+	assert.Equal(t, 300, cfg.Burst)
+}
