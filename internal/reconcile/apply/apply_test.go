@@ -26,6 +26,10 @@ func TestApplyCreatesThenIdleApplyWritesNothing(t *testing.T) {
 		configMap(ns, "b", map[string]any{"k": "2"}),
 		configMap(ns, "c", map[string]any{"k": "3"}),
 	}
+	// Discovery (the first use of the REST mapper) is not counted.
+	warm := newNamespace(t)
+	mustApply(t, a, []*unstructured.Unstructured{configMap(warm, "warm", nil)}, Options{Source: source(warm)})
+	count.reset()
 	o := Options{Source: source(ns)}
 	res := mustApply(t, a, set, o)
 	wantActions(t, res, map[string]string{
@@ -33,6 +37,11 @@ func TestApplyCreatesThenIdleApplyWritesNothing(t *testing.T) {
 		"ConfigMap/" + ns + "/b": ActionCreated,
 		"ConfigMap/" + ns + "/c": ActionCreated,
 	})
+	// A dry-run and an apply each: the dry-run says the objects are
+	// absent, so nothing is listed.
+	if n := count.total.Load(); n != 6 {
+		t.Errorf("creating 3 objects made %d requests, want 6", n)
+	}
 	cm, ok := getConfigMap(t, ns, "b")
 	if !ok || cm.Data["k"] != "2" || cm.Annotations[v1alpha1.SourceAnnotation] != source(ns) {
 		t.Fatalf("configmap b = %+v", cm)

@@ -44,6 +44,8 @@ func dryRunAll(ctx context.Context, c client.Client, set []*item, memo *syncMemo
 	for i, it := range set {
 		switch {
 		case errs[i] != nil:
+		case absent(dries[i]):
+			plans[i] = &plan{item: it, dry: dries[i], action: ActionCreated}
 		case memo.inSync(it, dries[i]):
 			plans[i] = &plan{item: it, live: dries[i], dry: dries[i], action: ActionUnchanged}
 		default:
@@ -67,6 +69,14 @@ func dryRunAll(ctx context.Context, c client.Client, set []*item, memo *syncMemo
 		ok = append(ok, plans[i])
 	}
 	return ok, bad
+}
+
+// absent reports whether a dry-run result is of an object that does not
+// exist: the API server gives a dry-run create no resourceVersion (it is
+// not stored), while any stored object has one. The live read is then
+// unnecessary: the apply creates it.
+func absent(dry *unstructured.Unstructured) bool {
+	return dry.GetResourceVersion() == ""
 }
 
 // dryRun applies it server-side without persisting it; the result is what
