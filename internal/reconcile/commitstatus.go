@@ -65,15 +65,33 @@ type CommitStatusReporter struct {
 }
 
 // ReportSync posts the sync status of gr and records the outcome in its
-// status (records and the CommitStatusFailed condition).
-func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitRepository) {
+// status (records and the CommitStatusFailed condition). gr may come from
+// the cache: before anything is posted it is checked against the API
+// server, and errStaleRead is returned, with nothing posted, when the
+// cache is behind (its records could be missing a status already posted).
+func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitRepository) error {
 	if gr.Spec.CommitStatus == nil {
 		clearCondition(&gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
-		return
+		return nil
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr))
-	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub)
+	guard := func(ctx context.Context) error {
+		ok, err := fresh(ctx, c.APIReader, gr)
+		switch {
+		case err != nil:
+			return &guardError{fmt.Errorf("read GitRepository %s/%s: %w", gr.Namespace, gr.Name, err)}
+		case !ok:
+			return &guardError{errStaleRead}
+		}
+		return nil
+	}
+	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub, guard)
+	var ge *guardError
+	if errors.As(err, &ge) {
+		return ge.err
+	}
 	setForgeCondition(&gr.Status.Conditions, gr.Generation, c.now(), err)
+	return nil
 }
 
 // ReportRollout posts the rollout status of p through the forge of the
@@ -92,7 +110,7 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 		return retry
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
-	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub)
+	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil)
 	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
 	if err == nil {
 		return 0
@@ -181,15 +199,28 @@ func forgeReason(err error) string {
 	return "ForgeUnavailable"
 }
 
+// guardError is a refusal of report's guard: the reconcile's, not the
+// forge's.
+type guardError struct{ err error }
+
+func (e *guardError) Error() string { return e.err.Error() }
+
 // report posts what desired holds and records do not. Descriptions and
-// the error are scrubbed of secret values.
-func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired, records *[]v1alpha1.CommitStatusRecord, scrub scrubber) error {
+// the error are scrubbed of secret values. guard, when set, may refuse
+// (an error, returned as it is) before anything is posted.
+func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired,
+	records *[]v1alpha1.CommitStatusRecord, scrub scrubber, guard func(context.Context) error) error {
 	for i := range desired {
 		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
 	}
 	missing := unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
 	if len(missing) == 0 {
 		return nil
+	}
+	if guard != nil {
+		if err := guard(ctx); err != nil {
+			return err
+		}
 	}
 	key := gr.Spec.CommitStatus.Provider + "|" + gr.Spec.CommitStatus.Address + "|" + gr.Spec.CommitStatus.Repository
 	if until, ok := c.blockedUntil(key); ok {

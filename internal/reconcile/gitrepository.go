@@ -29,11 +29,13 @@ import (
 
 // GitRepositoryReconciler fetches, renders and applies one GitRepository.
 type GitRepositoryReconciler struct {
+	// Client reads the GitRepository from the cache. A reconcile that
+	// starts before the cache has seen the previous status write reads a
+	// stale status: every status write carries the resourceVersion read
+	// (a conflict requeues the reconcile, see staleRetry), and the commit
+	// status reporter checks the read against the API server before it
+	// posts anything (CommitStatusReporter.APIReader).
 	Client client.Client
-	// APIReader reads the GitRepository from the API server rather than the
-	// cache (Client when nil): a reconcile that starts before the cache has
-	// seen the previous status write would post commit statuses again.
-	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Applier   *apply.Applier
 	Renderer  *Renderer
@@ -75,11 +77,7 @@ type step func(ctx context.Context, run *gitRun) error
 // Reconcile implements reconcile.Reconciler.
 func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	gr := &v1alpha1.GitRepository{}
-	var reader client.Reader = r.Client
-	if r.APIReader != nil {
-		reader = r.APIReader
-	}
-	if err := reader.Get(ctx, req.NamespacedName, gr); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, gr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 		}
@@ -122,9 +120,15 @@ func (r *GitRepositoryReconciler) steps(ctx context.Context, run *gitRun) error 
 // (see kind): the failed step's condition, Stalled, the Warning event,
 // the status write, the log line and the result.
 func (r *GitRepositoryReconciler) finish(ctx context.Context, run *gitRun, err error) (ctrl.Result, error) {
+	if stale(err) {
+		return staleRead(ctx)
+	}
 	o := gitOutcome(run.gr, err, run.result.RequeueAfter)
 	r.report(run, o)
 	if err := r.summarize(ctx, run); err != nil {
+		if stale(err) {
+			return staleRead(ctx)
+		}
 		return o.unwritten(err)
 	}
 	o.log(ctx)
@@ -219,8 +223,9 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	run.fetched = res
 	clearCondition(&gr.Status.Conditions, v1alpha1.FetchFailedCondition)
 	if last != res.Revision {
+		// No event of its own: the apply's event (Applied, or the
+		// Warning of a failed build or apply) names the revision.
 		gr.Status.Artifact = &v1alpha1.Artifact{Revision: res.Revision, LastUpdateTime: metav1.NewTime(r.now())}
-		r.event(gr, corev1.EventTypeNormal, "NewRevision", "fetched revision "+res.Revision)
 	}
 	return nil
 }
@@ -266,12 +271,14 @@ func (r *GitRepositoryReconciler) event(gr *v1alpha1.GitRepository, typ, reason,
 	}
 }
 
-// patchStatus writes the status when it changed.
+// patchStatus writes the status when it changed, only over the
+// resourceVersion it was read at: a conflict means the read was stale.
 func (r *GitRepositoryReconciler) patchStatus(ctx context.Context, run *gitRun) error {
 	if equality.Semantic.DeepEqual(run.base.Status, run.gr.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, run.gr, client.MergeFrom(run.base)); err != nil {
+	lock := client.MergeFromWithOptions(run.base, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, run.gr, lock); err != nil {
 		return fmt.Errorf("patch status: %w", err)
 	}
 	run.base = run.gr.DeepCopy()

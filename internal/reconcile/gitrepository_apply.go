@@ -76,6 +76,8 @@ func applyFailure(err error) error {
 
 // startRevision shows a new revision as being applied before the apply
 // starts, so that `kubectl get` and the sync commit status say pending.
+// The first apply of a GitRepository writes its status once, at the end:
+// nobody has watched it yet, and a creation costs one status write.
 func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun, rev string) error {
 	gr := run.gr
 	if gr.Status.LastAppliedRevision == rev && gr.Status.LastAttemptedRevision == rev {
@@ -85,7 +87,12 @@ func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun
 	setCondition(&gr.Status.Conditions, gr.Generation, r.now(), v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
 		"Progressing", "applying revision "+rev)
 	if r.Commit != nil {
-		r.Commit.ReportSync(ctx, gr)
+		if err := r.Commit.ReportSync(ctx, gr); err != nil {
+			return err
+		}
+	}
+	if gr.Status.LastAppliedRevision == "" {
+		return nil
 	}
 	return r.patchStatus(ctx, run)
 }
@@ -135,7 +142,9 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 		setReady(gr, r.now())
 	}
 	if r.Commit != nil {
-		r.Commit.ReportSync(ctx, gr)
+		if err := r.Commit.ReportSync(ctx, gr); err != nil {
+			return err
+		}
 	}
 	return r.patchStatus(ctx, run)
 }

@@ -165,7 +165,7 @@ func TestCommitStatusScrubsSecretValues(t *testing.T) {
 		Message: "label " + rendered}}
 	desired := syncDesired(gr)
 	require.Len(t, desired, 1)
-	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)))
+	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)), nil)
 	require.Error(t, err)
 	assert.Equal(t, "label "+redacted, desired[0].Status.Description, "the description posted")
 	assert.NotContains(t, err.Error(), rendered)

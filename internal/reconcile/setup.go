@@ -123,7 +123,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 		return err
 	}
 	r := &GitRepositoryReconciler{
-		Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Client: secretReading(mgr), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
 		Cache:    cache, Slots: o.namespaceSlots(), Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
