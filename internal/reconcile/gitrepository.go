@@ -35,10 +35,10 @@ type GitRepositoryReconciler struct {
 	// (a conflict requeues the reconcile, see staleRetry), and the commit
 	// status reporter checks the read against the API server before it
 	// posts anything (CommitStatusReporter.APIReader).
-	Client client.Client
-	Recorder  events.EventRecorder
-	Applier   *apply.Applier
-	Renderer  *Renderer
+	Client   client.Client
+	Recorder events.EventRecorder
+	Applier  *apply.Applier
+	Renderer *Renderer
 	// Cache holds one git checkout per object, within a byte budget.
 	Cache *source.Cache
 	// Slots bound the reconciles of one namespace that run at once (nil:
