@@ -54,6 +54,9 @@ type GitRepositoryReconciler struct {
 	// Commit writes sync commit statuses; nil disables them.
 	Commit *CommitStatusReporter
 	Now    func() time.Time
+
+	// secrets remembers the Secrets read for secretTTL.
+	secrets secretMemo
 }
 
 // gitRun is the state of one reconcile, shared by its steps.
@@ -184,7 +187,7 @@ func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gi
 		gr.Status.WebhookPath = ""
 		return nil
 	}
-	token, err := r.secretValue(ctx, gr.Namespace, gr.Spec.Webhook.SecretRef.Name, source.WebhookTokenKey)
+	token, err := r.secretValue(ctx, run, gr.Spec.Webhook.SecretRef.Name, source.WebhookTokenKey)
 	if err != nil {
 		return failed(v1alpha1.FetchFailedCondition, "WebhookSecretError", err)
 	}
@@ -204,7 +207,7 @@ func (r *GitRepositoryReconciler) schedule(_ context.Context, run *gitRun) error
 
 func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error {
 	gr := run.gr
-	auth, err := r.auth(ctx, gr)
+	auth, err := r.auth(ctx, run)
 	if err != nil {
 		return failed(v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
 	}
@@ -218,6 +221,9 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
 	})
 	if err != nil {
+		if gr.Spec.SecretRef != nil {
+			r.secrets.drop(secretKey(gr, gr.Spec.SecretRef.Name)) // perhaps rotated
+		}
 		return failed(v1alpha1.FetchFailedCondition, fetchReason(err), err)
 	}
 	run.fetched = res
@@ -238,13 +244,14 @@ func fetchReason(err error) string {
 	return "FetchFailed"
 }
 
-func (r *GitRepositoryReconciler) auth(ctx context.Context, gr *v1alpha1.GitRepository) (*source.Auth, error) {
+func (r *GitRepositoryReconciler) auth(ctx context.Context, run *gitRun) (*source.Auth, error) {
+	gr := run.gr
 	if gr.Spec.SecretRef == nil {
 		return nil, nil
 	}
-	sec := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.SecretRef.Name}
-	if err := r.Client.Get(ctx, key, sec); err != nil {
+	key := secretKey(gr, gr.Spec.SecretRef.Name)
+	sec, err := r.readSecret(ctx, run, key)
+	if err != nil {
 		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
 	}
 	a, err := source.AuthFromSecret(sec.Data, gr.Spec.URL)
@@ -255,9 +262,9 @@ func (r *GitRepositoryReconciler) auth(ctx context.Context, gr *v1alpha1.GitRepo
 	return a, nil
 }
 
-func (r *GitRepositoryReconciler) secretValue(ctx context.Context, ns, name, key string) ([]byte, error) {
-	sec := &corev1.Secret{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, sec); err != nil {
+func (r *GitRepositoryReconciler) secretValue(ctx context.Context, run *gitRun, name, key string) ([]byte, error) {
+	sec, err := r.readSecret(ctx, run, secretKey(run.gr, name))
+	if err != nil {
 		return nil, fmt.Errorf("read Secret %s: %w", name, err)
 	}
 	return source.SecretValue(sec, key)
