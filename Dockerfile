@@ -5,7 +5,9 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /bg-gitops ./cmd/bg-gitops
+# -tags nodev leaves out `bg-gitops dev` (the local environment: test control plane,
+# Gitea, Flink operator simulator): 42 MB instead of 57 MB.
+RUN CGO_ENABLED=0 go build -trimpath -tags nodev -ldflags "-s -w" -o /bg-gitops ./cmd/bg-gitops
 
 FROM scratch
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/

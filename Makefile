@@ -62,6 +62,7 @@ verify: generate manifests ## Fail when generated files are stale, go.mod is unt
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	hack/check-headers.sh
 	$(GO) vet ./...
+	$(GO) vet -tags nodev ./cmd/... ./internal/cli/...
 
 ##@ Test
 .PHONY: test

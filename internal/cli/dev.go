@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+//go:build !nodev
+
 package cli
 
 import (
@@ -129,3 +131,8 @@ func printLookAround(out io.Writer, env *devenv.Env) {
 `, env.Dir, env.Kube.Kubeconfig, kubectl, devenv.JobNamespace, devenv.JobName,
 		g.URL, g.AdminUser, g.AdminPassword, g.Repository(devenv.RepoName), g.AuthCloneURL(devenv.RepoName), devenv.PatchFile)
 }
+
+// devCommands is `bg-gitops dev`, which a build with the nodev tag (the
+// controller image) leaves out together with the test control plane,
+// Gitea and the Flink operator simulator it runs.
+func devCommands() []*cobra.Command { return []*cobra.Command{newDevCommand()} }

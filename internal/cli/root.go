@@ -55,7 +55,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newRequestCommands()...)
 	root.AddCommand(newWaitCommand(), newHistoryCommand(), newRollbackCommand())
 	root.AddCommand(newGetCommand())
-	root.AddCommand(newDevCommand())
+	root.AddCommand(devCommands()...)
 	return root
 }
 

@@ -1,0 +1,15 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+//go:build nodev
+
+package cli
+
+import "github.com/spf13/cobra"
+
+// devCommands is empty in a build with the nodev tag: the controller image
+// carries no local environment.
+func devCommands() []*cobra.Command { return nil }
