@@ -334,6 +334,7 @@ func (d *decider) waitForWindow() {
 
 // startNewColour deploys Y beside the active colour.
 func (d *decider) startNewColour(y Color, savepointPath string, diff Diff) {
+	d.supersedeIfRevised(savepointPath)
 	d.record(func(r *v1alpha1.RolloutRecord) { r.RestoredFrom = savepointPath })
 	d.apply(d.desiredChild(y, savepointPath))
 	d.stamp()

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package bluegreen
 
 import (
+	"math"
 	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
@@ -22,5 +23,12 @@ func RolloutBound(spec *v1alpha1.FlinkBlueGreenDeploymentSpec) (time.Duration, e
 	if err != nil {
 		return 0, err
 	}
-	return t.savepointTimeout + t.grace + t.deletionDelay + 2*t.interval, nil
+	var sum time.Duration
+	for _, d := range []time.Duration{t.savepointTimeout, t.grace, t.deletionDelay, t.interval, t.interval} {
+		if d > math.MaxInt64-sum {
+			return math.MaxInt64, nil // timers meant as "never": no overflow into a negative bound
+		}
+		sum += d
+	}
+	return sum, nil
 }

@@ -95,3 +95,15 @@ func (d *decider) activeJobState() string {
 	}
 	return ""
 }
+
+// supersedeIfRevised supersedes the rollout under way when what is about
+// to be applied is another revision than the one it rolls out (a commit
+// that landed while the savepoint was taken, or while the target was
+// being deleted and its status write was lost).
+func (d *decider) supersedeIfRevised(path string) bool {
+	if r := d.current(); r != nil && r.Revision != d.revision() {
+		d.supersede(path)
+		return true
+	}
+	return false
+}

@@ -124,6 +124,8 @@ func checkHistoryApplies(d Decision) error {
 		switch {
 		case a.Child.Name != r.To:
 			return fmt.Errorf("%s applied while history says the rollout is to %s", a.Child.Name, r.To)
+		case a.Child.Revision != r.Revision:
+			return fmt.Errorf("%s applied with %s while history says the rollout is of %s", a.Child.Name, a.Child.Revision, r.Revision)
 		case r.Kind == v1alpha1.RolloutInPlace && r.RestoredFrom != "":
 			return fmt.Errorf("in-place change of %s restores from %q in history", a.Child.Name, r.RestoredFrom)
 		case r.Kind != v1alpha1.RolloutInPlace && r.RestoredFrom != path:

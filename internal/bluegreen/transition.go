@@ -166,6 +166,12 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 			d.abort(kind, t, d.childName(t)+" is missing and there is no savepoint to start it from")
 			return
 		}
+		if d.supersedeIfRevised(path) && !d.spec.Template.Spec.Suspended() {
+			// T is re-created with the current spec: it is handled, or
+			// the next decision would restart T again for it.
+			d.stamp()
+			d.st.TargetRevision = d.revision()
+		}
 		d.record(func(r *v1alpha1.RolloutRecord) { r.RestoredFrom = path })
 		d.apply(d.desiredChild(t, path))
 	}

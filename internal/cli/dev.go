@@ -1,10 +1,10 @@
+//go:build !nodev
+
 /*
 Copyright 2026 The bg-gitops Authors.
 
 Licensed under the Apache License, Version 2.0.
 */
-
-//go:build !nodev
 
 package cli
 

@@ -87,7 +87,10 @@ func gitRepositoryStanding(gr *v1alpha1.GitRepository) standing {
 	}
 	ready := apimeta.FindStatusCondition(conds, v1alpha1.ReadyCondition)
 	switch {
-	case ready == nil || ready.ObservedGeneration < gr.Generation || ready.Status == "Unknown":
+	// Reconciling True: a revision is being applied (the status write that
+	// says so also acknowledges the request), and Ready still says how the
+	// previous reconcile ended.
+	case ready == nil || ready.ObservedGeneration < gr.Generation || ready.Status == "Unknown" || reconcilingTrue(conds):
 		return standing{line: id + ": reconciling" + progressSuffix(conds)}
 	case ready.Status == "False":
 		msg := ready.Reason + ": " + ready.Message

@@ -58,8 +58,11 @@ func fbgdCanAct(verb string) precheck {
 		var why string
 		switch verb {
 		case "promote":
-			if !st.BlueGreenState.Transitioning() || st.ActiveDeployment == "" || p.PromotionMode() != v1alpha1.PromotionManual {
+			switch {
+			case !st.BlueGreenState.Transitioning() || st.ActiveDeployment == "" || p.PromotionMode() != v1alpha1.PromotionManual:
 				why = "there is no transition waiting for a promotion"
+			case st.ActiveDeployment == treeTargetChild(p):
+				why = "an in-place change of " + st.ActiveDeployment + " needs no promotion"
 			}
 		case "abort":
 			if !st.BlueGreenState.InProgress() {

@@ -89,18 +89,22 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 	if err != nil {
 		return err
 	}
+	wait := f.wait && r.acked != nil
+	var b *budget
+	if wait {
+		// Before the request: a wait refused must leave no request behind.
+		if b, err = f.timeout.budgetFor(time.Now(), obj); err != nil {
+			return err
+		}
+	}
 	token := time.Now().UTC().Format(time.RFC3339Nano)
 	if err := r.patch(ctx, c, key, token); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	if !f.wait || r.acked == nil {
+	if !wait {
 		fmt.Fprintf(out, "%s %s: %s requested\n", r.kind.short, key, r.verb)
 		return nil
-	}
-	b, err := f.timeout.budgetFor(time.Now(), obj)
-	if err != nil {
-		return err
 	}
 	w := &requestWait{client: c, key: key, kind: r.kind, token: token, acked: r.acked, progress: newProgress(out),
 		failureIsOutcome: r.failureIsOutcome}

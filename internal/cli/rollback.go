@@ -14,11 +14,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 )
 
 // rollbackFlags are the flags of `bg-gitops rollback`.
@@ -97,6 +100,11 @@ func (f *rollbackFlags) run(cmd *cobra.Command, name string) error {
 	}
 	out := cmd.OutOrStdout()
 	r := p.Status.History[i]
+	if _, _, err := v1alpha1.ParseRevision(r.Revision); err != nil {
+		// "-" would print `git checkout - -- DIR`: the previous branch's files.
+		return &exitError{code: 2, err: fmt.Errorf("fbgd %s/%s: rollout #%d has no revision (%q): it was not applied from Git "+
+			"(no %s annotation), so there is no commit to go back to", p.Namespace, p.Name, i+1, r.Revision, v1alpha1.RevisionAnnotation)}
+	}
 	fmt.Fprintf(out, "Roll fbgd %s/%s back to %s (#%d: %s to %s, %s).\n\n", p.Namespace, p.Name, shortRevision(r.Revision), i+1, r.Kind, r.To, r.Outcome)
 	dir := sourcePath(ctx, c, p)
 	printGitChange(out, p, r, dir)
@@ -147,11 +155,16 @@ func findEntry(h []v1alpha1.RolloutRecord, to string) (int, error) {
 }
 
 // savepointOf is the savepoint taken of the job that rollout i started,
-// when a later rollout replaced it; else the one it restored from.
+// when a later rollout replaced it; else the one it restored from. Once a
+// later rollout deploys or patches that colour again, its job is no
+// longer rollout i's, nor are the savepoints taken of it after.
 func savepointOf(h []v1alpha1.RolloutRecord, i int) string {
 	for _, r := range h[i+1:] {
 		if r.From == h[i].To && r.SavepointPath != "" {
 			return r.SavepointPath
+		}
+		if r.To == h[i].To {
+			break
 		}
 	}
 	return h[i].RestoredFrom
@@ -213,34 +226,85 @@ func specAt(repoDir, rev, dir string, p *v1alpha1.FlinkBlueGreenDeployment) (*v1
 	if err != nil {
 		return nil, fmt.Errorf("--apply: %w (pass --repo, a checkout that holds %s)", err, want)
 	}
-	for _, o := range objs {
-		if o.GetKind() != "FlinkBlueGreenDeployment" || o.GetName() != p.Name {
-			continue
-		}
-		var old v1alpha1.FlinkBlueGreenDeployment
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &old); err != nil {
-			return nil, fmt.Errorf("--apply: FlinkBlueGreenDeployment %s at %s: %w", p.Name, want, err)
-		}
-		return &old.Spec, nil
+	o := renderedObject(objs, p)
+	if o == nil {
+		return nil, fmt.Errorf("--apply: %s at %s renders no FlinkBlueGreenDeployment %s", dir, want, p.Name)
 	}
-	return nil, fmt.Errorf("--apply: %s at %s renders no FlinkBlueGreenDeployment %s", dir, want, p.Name)
+	var old v1alpha1.FlinkBlueGreenDeployment
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &old); err != nil {
+		return nil, fmt.Errorf("--apply: FlinkBlueGreenDeployment %s at %s: %w", p.Name, want, err)
+	}
+	return &old.Spec, nil
+}
+
+// renderedObject is the rendered FlinkBlueGreenDeployment that is p: of
+// its name and namespace, else of its name without a namespace (the
+// GitRepository's), else the only one of its name (a targetNamespace
+// puts it in p's namespace).
+func renderedObject(objs []*unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment) *unstructured.Unstructured {
+	var named []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "FlinkBlueGreenDeployment" && o.GetName() == p.Name {
+			named = append(named, o)
+		}
+	}
+	for _, ns := range []string{p.Namespace, ""} {
+		for _, o := range named {
+			if o.GetNamespace() == ns {
+				return o
+			}
+		}
+	}
+	if len(named) == 1 {
+		return named[0]
+	}
+	return nil
 }
 
 // applyRollback updates p to spec (and the savepoint edit) at revision rev;
-// the controller rolls it out like a commit.
+// the controller rolls it out like a commit. Without an edit, the running
+// savepointRedeployNonce and initialSavepointPath are kept when spec's
+// would redeploy from its own (older) savepoint path: a rollback keeps the
+// job's state unless --from-savepoint says otherwise. A conflict (the
+// controller wrote status since p was read) is retried on a fresh read.
 func applyRollback(ctx context.Context, c client.Client, out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment,
 	spec *v1alpha1.FlinkBlueGreenDeploymentSpec, rev string, e *specEdit) error {
-	p.Spec = *spec
-	if e != nil {
-		if p.Spec.Template.Spec.Job == nil {
-			p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{}
+	key := client.ObjectKeyFromObject(p)
+	first, kept := true, false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if !first {
+			if err := c.Get(ctx, key, p); err != nil {
+				return err
+			}
 		}
-		p.Spec.Template.Spec.Job.InitialSavepointPath = e.path
-		p.Spec.Template.Spec.Job.SavepointRedeployNonce = &e.nonce
-	}
-	p.Annotations[v1alpha1.RevisionAnnotation] = rev
-	if err := c.Update(ctx, p); err != nil {
+		first = false
+		next := *spec.DeepCopy()
+		if next.Template.Spec.Job == nil {
+			next.Template.Spec.Job = &v1alpha1.JobSpec{}
+		}
+		kept = false
+		if e != nil {
+			nonce := savepointEdit(p, e.path).nonce
+			next.Template.Spec.Job.InitialSavepointPath = e.path
+			next.Template.Spec.Job.SavepointRedeployNonce = &nonce
+		} else if cur := p.Spec.Template.Spec.Job; cur != nil && bluegreen.Classify(&p.Spec, &next).Type == bluegreen.DiffSavepointRedeploy {
+			next.Template.Spec.Job.SavepointRedeployNonce = cur.SavepointRedeployNonce
+			next.Template.Spec.Job.InitialSavepointPath = cur.InitialSavepointPath
+			kept = true
+		}
+		p.Spec = next
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[v1alpha1.RevisionAnnotation] = rev
+		return c.Update(ctx, p)
+	})
+	if err != nil {
 		return fmt.Errorf("update fbgd %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	if kept {
+		fmt.Fprintf(out, "\nThe savepointRedeployNonce of %s would restart the job from its initialSavepointPath and drop the state since: "+
+			"the running nonce and path are kept, so the job carries its state over (use --from-savepoint to choose a savepoint).\n", shortRevision(rev))
 	}
 	fmt.Fprintf(out, "\nfbgd %s/%s: updated to the spec of %s; commit the same change before you resume its GitRepository.\n",
 		p.Namespace, p.Name, shortRevision(rev))

@@ -50,6 +50,9 @@ const timeoutHelp = `how long to wait: a duration, or auto: for a FlinkBlueGreen
 	`(savepoint timeout + abort grace period + deployment deletion delay + two polling intervals + 1m); ` +
 	`for a GitRepository its interval + timeout + 1m; a wait for rollouts adds the longest of its FlinkBlueGreenDeployments`
 
+// maxAutoTimeout bounds --timeout auto (a deadline must stay a valid time).
+const maxAutoTimeout = 100 * 365 * 24 * time.Hour
+
 // autoMargin is added to every automatic timeout for the controller's own
 // reaction time.
 const autoMargin = time.Minute
@@ -73,6 +76,11 @@ func autoTimeout(obj client.Object) (time.Duration, error) {
 		d, err := bluegreen.RolloutBound(&o.Spec)
 		if err != nil {
 			return 0, &exitError{code: 2, err: fmt.Errorf("--timeout auto: fbgd %s/%s: %w", o.Namespace, o.Name, err)}
+		}
+		if d < 0 || d > maxAutoTimeout-autoMargin {
+			// Timers meant as "never" (their sum overflowed into a
+			// negative duration): as long as a wait can be.
+			return maxAutoTimeout, nil
 		}
 		return d + autoMargin, nil
 	case *v1alpha1.GitRepository:

@@ -13,6 +13,8 @@ import (
 	"io"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -92,9 +94,10 @@ type check func(ctx context.Context) (done bool, err error)
 func until(parent context.Context, b *budget, what string, c check) error {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	var lastErr error
 	for {
 		if !time.Now().Before(b.deadline) {
-			return timedOut(b, what)
+			return timedOut(b, what, lastErr)
 		}
 		// A read may run a little past the deadline: client-go's rate
 		// limiter refuses at once a read it could only start after a
@@ -103,10 +106,18 @@ func until(parent context.Context, b *budget, what string, c check) error {
 		done, err := c(ctx)
 		cancel()
 		switch {
+		case err != nil && parent.Err() != nil:
+			return parent.Err()
 		case err != nil && !time.Now().Before(b.deadline) && !isExit(err):
-			return timedOut(b, what)
+			return timedOut(b, what, err)
+		case err != nil && transient(err):
+			// The API server restarting, a 503 of a load balancer, a
+			// dropped connection: a wait that may last an hour reads again.
+			lastErr = err
 		case err != nil || done:
 			return err
+		default:
+			lastErr = nil
 		}
 		select {
 		case <-parent.Done():
@@ -116,9 +127,26 @@ func until(parent context.Context, b *budget, what string, c check) error {
 	}
 }
 
-func timedOut(b *budget, what string) error {
-	return &exitError{code: exitTimedOut, err: fmt.Errorf("timed out after %s waiting for %s",
-		b.deadline.Sub(b.started).Round(time.Second), what)}
+func timedOut(b *budget, what string, lastErr error) error {
+	err := fmt.Errorf("timed out after %s waiting for %s", b.deadline.Sub(b.started).Round(time.Second), what)
+	if lastErr != nil {
+		err = fmt.Errorf("%w (the last read failed: %v)", err, lastErr)
+	}
+	return &exitError{code: exitTimedOut, err: err}
+}
+
+// transient reports a read error that reading again may cure: not an
+// outcome, and not an answer of the API server that will stay the same
+// (missing, forbidden, unauthorized, a kind it does not serve, a bad
+// request).
+func transient(err error) bool {
+	switch {
+	case isExit(err), apierrors.IsNotFound(err), apierrors.IsForbidden(err), apierrors.IsUnauthorized(err),
+		apierrors.IsBadRequest(err), apierrors.IsInvalid(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err), apimeta.IsNoMatchError(err):
+		return false
+	}
+	return true
 }
 
 func isExit(err error) bool {
@@ -165,6 +193,12 @@ func (w *requestWait) check(ctx context.Context) (bool, error) {
 	w.progress.outcome(s.line)
 	if s.failed && !(w.failureIsOutcome && s.active) {
 		return true, &exitError{code: exitFailed, err: errors.New(s.message)}
+	}
+	if w.failureIsOutcome && !s.failed {
+		// An abort that happens ends the rollout FAILING; settled well
+		// means the transition ended before the controller read the
+		// request, which it acknowledged as ignored.
+		return true, &exitError{code: exitFailed, err: fmt.Errorf("nothing was aborted: the transition ended before the controller handled the request (%s)", s.line)}
 	}
 	return true, nil
 }

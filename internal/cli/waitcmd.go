@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -161,6 +162,9 @@ func (w *revisionWait) fbgds(ctx context.Context, keys []types.NamespacedName) e
 				continue
 			}
 			obj, err := readObject(ctx, w.client, fbgdKind, k)
+			if apierrors.IsNotFound(err) {
+				return false, &exitError{code: exitFailed, err: fmt.Errorf("fbgd %s was deleted before %s went live on it", k, w.want)}
+			}
 			if err != nil {
 				return false, err
 			}
