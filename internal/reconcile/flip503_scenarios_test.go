@@ -192,8 +192,11 @@ func TestPatchInPlaceAndTopLevelOnlyChanges(t *testing.T) {
 	eventually(t, ns, "patched in place", func() bool {
 		c, _ := child(ns, "job-blue")
 		conf, _, _ := unstructuredString(c.Object, "spec", "flinkConfiguration", "parallelism.default")
-		return conf == "4" && getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.ActiveBlue &&
-			getFBGD(t, ns, "job").Status.JobStatus.State == v1alpha1.JobRunning
+		// The child is patched before the status says so: only a status
+		// of this generation tells that the patch is done.
+		p := getFBGD(t, ns, "job")
+		return conf == "4" && p.Status.ObservedGeneration == p.Generation &&
+			p.Status.BlueGreenState == v1alpha1.ActiveBlue && p.Status.JobStatus.State == v1alpha1.JobRunning
 	})
 	_, green := child(ns, "job-green")
 	assert.False(t, green, "an in-place patch starts no other colour")

@@ -76,8 +76,11 @@ func applyFailure(err error) error {
 
 // startRevision shows a new revision as being applied before the apply
 // starts, so that `kubectl get` and the sync commit status say pending.
-// The first apply of a GitRepository writes its status once, at the end:
-// nobody has watched it yet, and a creation costs one status write.
+// The first apply of a GitRepository without commit statuses writes its
+// status once, at the end: nobody has watched it yet, and a creation
+// costs one status write. With commit statuses the write is needed: the
+// rollout status of a first deployment is posted only once the
+// GitRepository shows it applies that revision (sourceOf).
 func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun, rev string) error {
 	gr := run.gr
 	if gr.Status.LastAppliedRevision == rev && gr.Status.LastAttemptedRevision == rev {
@@ -91,7 +94,7 @@ func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun
 			return err
 		}
 	}
-	if gr.Status.LastAppliedRevision == "" {
+	if gr.Status.LastAppliedRevision == "" && gr.Spec.CommitStatus == nil {
 		return nil
 	}
 	return r.patchStatus(ctx, run)
