@@ -11,6 +11,12 @@ KUBECTL        := $(BIN)/kubectl
 ETCD           := $(BIN)/etcd
 GITEA          := $(BIN)/gitea
 TOOLS          := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(GITEA)
+FLUX_SOURCE_CONTROLLER    := $(BIN)/flux-source-controller
+FLUX_KUSTOMIZE_CONTROLLER := $(BIN)/flux-kustomize-controller
+
+# FLUX=0 make bench neither builds nor runs Flux's controllers.
+FLUX ?= 1
+export FLUX
 
 # Tests find the control plane and Gitea here.
 export BGGITOPS_BIN_DIR := $(BIN)
@@ -40,6 +46,19 @@ $(KUBECTL):
 
 $(ETCD):
 	cd hack/tools/etcd && CGO_ENABLED=0 $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+# Flux's controllers, which make bench runs next to bg-gitops; not part of
+# make tools (make test does not need them). Built as Flux's Dockerfiles
+# build them (CGO_ENABLED=0, -trimpath); hack/tools/flux/go.mod says how
+# the two share one build list.
+.PHONY: flux
+flux: $(FLUX_SOURCE_CONTROLLER) $(FLUX_KUSTOMIZE_CONTROLLER) ## Build Flux's source-controller and kustomize-controller for make bench (only when missing).
+
+$(FLUX_SOURCE_CONTROLLER):
+	cd hack/tools/flux && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/fluxcd/source-controller
+
+$(FLUX_KUSTOMIZE_CONTROLLER):
+	cd hack/tools/flux && CGO_ENABLED=0 $(GO) build -trimpath -o $@ github.com/fluxcd/kustomize-controller
 
 $(GITEA):
 	cd hack/tools/gitea && $(GO) build -tags 'sqlite sqlite_unlock_notify' -o $@ code.gitea.io/gitea
@@ -93,7 +112,7 @@ mutate: ## Mutation score of internal/bluegreen (30-50 min on 2 cores, not part 
 	$(GO) run ./hack/mutate -jobs $(MUTATE_JOBS) -threshold 90 -notes docs/mutation.md ./internal/bluegreen
 
 .PHONY: bench
-bench: tools ## Go + scenario benchmarks (~20 min, not part of test/CI): bench/results.md, results.json.
+bench: tools $(if $(filter 0,$(FLUX)),,flux) ## Go + scenario benchmarks with Flux in the same run (~35 min; FLUX=0 leaves Flux out, ~20 min; not part of test/CI): bench/results.md, results.json.
 	hack/bench.sh
 
 .PHONY: demo

@@ -34,6 +34,8 @@ type controllerProc struct {
 	done                                      chan struct{}
 	metricsAddr, probe, receiver, pprof, logf string
 	stopped                                   bool
+	// group: the process leads its own process group, which stop signals.
+	group bool
 }
 
 type controllerArgs struct {
@@ -113,13 +115,27 @@ func (p *controllerProc) stop(sig syscall.Signal) {
 		return
 	}
 	p.stopped = true
-	_ = p.cmd.Process.Signal(sig)
+	p.kill(sig)
 	select {
 	case <-p.done:
 	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
+		p.kill(syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// kill sends sig to the process, or to its process group when it leads
+// one (by its PID, while it has not been reaped).
+func (p *controllerProc) kill(sig syscall.Signal) {
+	if p.group {
+		select {
+		case <-p.done:
+		default:
+			_ = syscall.Kill(-p.pid(), sig)
+		}
+		return
+	}
+	_ = p.cmd.Process.Signal(sig)
 }
 
 // signal sends sig without waiting.

@@ -35,6 +35,12 @@ type settings struct {
 	idle                      time.Duration
 	shardN                    int
 	phases                    map[string]bool
+
+	// fluxBigRounds are Flux's creation rounds at N=500.
+	fluxBigRounds int
+	// fluxNotRun says why Flux's controllers are not run ("" when they
+	// are): FLUX=0, or BENCH_PHASES without flux.
+	fluxNotRun string
 }
 
 func loadSettings() settings {
@@ -60,6 +66,12 @@ func loadSettings() settings {
 			}
 		}
 	}
+	// A Flux round at N=500 takes 2–4 minutes on 2 cores (create, then
+	// delete with pruning): 3 by default, as the other N=500 extra runs.
+	s.fluxBigRounds = min(3, s.bigRounds)
+	if v, err := strconv.Atoi(os.Getenv("BENCH_FLUX_BIG_ROUNDS")); err == nil && v > 0 {
+		s.fluxBigRounds = v
+	}
 	if v, err := strconv.Atoi(os.Getenv("BENCH_SHARD_N")); err == nil && v > 0 {
 		s.shardN = v
 	}
@@ -68,10 +80,16 @@ func loadSettings() settings {
 	}
 	phases := os.Getenv("BENCH_PHASES")
 	if phases == "" {
-		phases = "scale,leader-off,qps,shards,takeover,rollout"
+		phases = "scale,flux,leader-off,qps,shards,takeover,rollout"
 	}
 	for _, p := range strings.Split(phases, ",") {
 		s.phases[strings.TrimSpace(p)] = true
+	}
+	switch {
+	case os.Getenv("FLUX") == "0":
+		s.fluxNotRun = "not run (FLUX=0)"
+	case !s.phases["flux"]:
+		s.fluxNotRun = "not run (BENCH_PHASES without flux)"
 	}
 	return s
 }

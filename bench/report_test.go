@@ -41,10 +41,13 @@ type figure struct {
 	Target    string   `json:"target,omitempty"`
 	TargetMax *float64 `json:"target_max,omitempty"`
 	Met       *bool    `json:"met,omitempty"`
-	Flux      string   `json:"flux,omitempty"`
 	Note      string   `json:"note,omitempty"`
 	// NotMeasured says why there are no samples.
 	NotMeasured string `json:"not_measured,omitempty"`
+
+	// Compare, on a Flux figure, names the IDs of the bg-gitops figures it
+	// is the Flux column of.
+	Compare []string `json:"compare,omitempty"`
 }
 
 type profileSummary struct {
@@ -73,11 +76,14 @@ type report struct {
 	GoBench   []goBenchResult          `json:"go_benchmarks"`
 	Failures  []string                 `json:"failures,omitempty"`
 	outputDir string
+
+	// FluxNotRun says why Flux was not run ("" when it was).
+	FluxNotRun string `json:"flux_not_run,omitempty"`
 }
 
-func newReport(dir string) *report {
+func newReport(dir, fluxNotRun string) *report {
 	return &report{Started: time.Now(), Machine: machine(), Versions: versions(), Workload: map[string]string{},
-		Idle: map[string]requestCounts{}, Extra: map[string]string{}, outputDir: dir}
+		Idle: map[string]requestCounts{}, Extra: map[string]string{}, FluxNotRun: fluxNotRun, outputDir: dir}
 }
 
 // add records a figure; samples may be empty with notMeasured set.
@@ -331,18 +337,7 @@ func (r *report) markdown() string {
 	for _, k := range sortedKeys(r.Workload) {
 		p("- **%s**: %s\n", k, r.Workload[k])
 	}
-	p("\n## Ours next to Flux v2, and the targets\n\nFlux v2 column: source-controller v1.9.3 + kustomize-controller v1.9.6 on the same workload and kind of machine (2 cores), as given in issue 9; it was not re-measured here. Rows: every figure with a Flux value or a target.\n\n")
-	p("| figure | bg-gitops median | spread | Flux v2 | target | |\n|---|---|---|---|---|---|\n")
-	for _, f := range r.Figures {
-		if f.Flux == "" && f.Target == "" {
-			continue
-		}
-		flux := f.Flux
-		if flux == "" {
-			flux = "–"
-		}
-		p("| %s | %s | %s | %s | %s | %s |\n", f.Name, f.medianText(), f.spreadText(), flux, f.Target, f.status())
-	}
+	r.comparison(p)
 	sections := []string{}
 	for _, f := range r.Figures {
 		if !contains(sections, f.Section) {
@@ -364,7 +359,7 @@ func (r *report) markdown() string {
 		}
 	}
 	if len(r.Idle) > 0 {
-		p("\n## API requests per idle minute, by verb and resource\n\nFrom the API server's audit log (user of the controller's kubeconfig only), over a 60 s window that starts once every GitRepository is Ready and has settled. \"(dry-run)\" marks server-side-apply dry runs, which write nothing.\n")
+		p("\n## API requests per idle minute, by verb and resource\n\nFrom the API server's audit log (each controller's own user only: bg-gitops's kubeconfig user, or one per Flux controller), over a window of BENCH_IDLE (60 s by default) that starts 5 s after every GitRepository (Flux: Kustomization) is Ready, scaled to a minute. \"(dry-run)\" marks server-side-apply dry runs, which write nothing.\n")
 		for _, k := range sortedKeys(r.Idle) {
 			c := r.Idle[k]
 			p("\n**%s**: %d requests, %d writes (%d of them lease renewals), %d lease requests.\n\n| verb resource | per minute |\n|---|---|\n", k, c.Total, c.Writes, c.LeaseWrites, c.Leases)
@@ -436,3 +431,79 @@ func contains(s []string, v string) bool {
 }
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
+
+// comparison writes the table of bg-gitops next to Flux (measured in the
+// same run, §6) and the targets, with the ratio of the medians.
+func (r *report) comparison(p func(format string, a ...any)) {
+	p("\n## bg-gitops next to Flux v2, and the targets\n\n")
+	notRun := r.FluxNotRun
+	if notRun == "" {
+		notRun = "not measured in this run"
+		for _, f := range r.Figures {
+			if len(f.Compare) > 0 {
+				notRun = ""
+				break
+			}
+		}
+	}
+	if notRun != "" {
+		p("Flux v2 column: %s. `make bench` builds source-controller and kustomize-controller (hack/tools/flux) and runs them in the same run unless FLUX=0.", notRun)
+	} else {
+		p("Flux v2 column: %s and %s, built from the Go module proxy (hack/tools/flux) and run in this same run, on the same control plane, against the same repositories, with one GitRepository + Kustomization pair per unit (§6 has every Flux figure and how it was taken). bg-gitops/Flux is the ratio of the medians: below 1, bg-gitops's figure is lower, which is better for every figure here.",
+			fluxVersion(r, "source-controller"), fluxVersion(r, "kustomize-controller"))
+	}
+	p(" Rows: every figure with a Flux counterpart or a target.\n\n")
+	p("| figure | bg-gitops median | spread | Flux v2 median | spread | bg-gitops/Flux | target | |\n|---|---|---|---|---|---|---|---|\n")
+	paired := map[*figure]bool{}
+	for _, f := range r.Figures {
+		if len(f.Compare) > 0 {
+			continue
+		}
+		var fx *figure
+		for _, g := range r.Figures {
+			if contains(g.Compare, f.ID) {
+				fx = g
+				break
+			}
+		}
+		if fx == nil && f.Target == "" && !(notRun != "" && fluxShared[f.ID]) {
+			continue
+		}
+		fluxMedian, fluxSpread, ratio := "–", "–", "–"
+		switch {
+		case fx != nil:
+			paired[fx] = true
+			fluxMedian, fluxSpread = fx.medianText(), fx.spreadText()
+			if len(f.Samples) > 0 && len(fx.Samples) > 0 && fx.Median != 0 {
+				ratio = fmtRatio(f.Median / fx.Median)
+			}
+		case notRun != "" && fluxShared[f.ID]:
+			fluxMedian = notRun
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", f.Name, f.medianText(), f.spreadText(), fluxMedian, fluxSpread, ratio, f.Target, f.status())
+	}
+	for _, fx := range r.Figures {
+		if len(fx.Compare) > 0 && !paired[fx] {
+			p("| %s | not run | – | %s | %s | – | | |\n", fx.Name, fx.medianText(), fx.spreadText())
+		}
+	}
+	p("\nFor reference only (not measured here): issue 9 gave Flux v2 on the same workload and kind of machine as commit + annotation → applied 0.13–0.21 s (N=1 and N=50), creation → all Ready 5.4–6.2 s at N=50, peak RSS 103 MiB + 164–171 MiB (two processes), 824 API requests (about 15 per no-op reconcile, 8 of them status patches; 24 lease renewals) and 4.2 CPU-s per idle minute at N=50.\n")
+}
+
+func fluxVersion(r *report, name string) string {
+	if v := r.Versions["flux "+name]; v != "" {
+		return name + " " + v
+	}
+	return name
+}
+
+func fmtRatio(v float64) string {
+	switch {
+	case v < 0.1:
+		return fmt.Sprintf("%.3f×", v)
+	case v < 10:
+		return fmt.Sprintf("%.2f×", v)
+	default:
+		return fmt.Sprintf("%.0f×", v)
+	}
+}

@@ -65,6 +65,12 @@ type world struct {
 	profDir string
 	rep     *report
 	repos   int
+	// ctx ends with the scenarios (the trackers' watches).
+	ctx context.Context
+	// flux is set up by the first Flux scenario (flux_test.go).
+	flux *fluxWorld
+	// dir lasts as long as the scenarios.
+	dir string
 }
 
 func TestScenarios(t *testing.T) {
@@ -83,6 +89,9 @@ func TestScenarios(t *testing.T) {
 		for _, n := range s.scales {
 			w.phase(t, fmt.Sprintf("scale-%d", n), func(t *testing.T) { w.scalePhase(t, n, true) })
 		}
+	}
+	if s.fluxNotRun == "" {
+		w.phase(t, "flux", w.fluxPhase)
 	}
 	if s.phases["leader-off"] {
 		w.phase(t, "leader-election-off", func(t *testing.T) { w.scalePhase(t, 50, false) })
@@ -117,7 +126,7 @@ func setup(t *testing.T, s settings) *world {
 	ctrllog.SetLogger(logr.Discard())
 	gittest.Isolate(t)
 	root := moduleRoot()
-	w := &world{s: s, rep: newReport(s.out), binary: filepath.Join(root, "bin", "bg-gitops"),
+	w := &world{s: s, rep: newReport(s.out, s.fluxNotRun), binary: filepath.Join(root, "bin", "bg-gitops"),
 		profDir: filepath.Join(s.out, "profiles"), gitRoot: t.TempDir(), logDir: os.Getenv("BENCH_LOG_DIR")}
 	if w.logDir == "" {
 		w.logDir = t.TempDir()
@@ -127,10 +136,11 @@ func setup(t *testing.T, s settings) *world {
 			t.Fatal(err)
 		}
 	}
-	if _, err := os.Stat(w.binary); err != nil {
+	if _, err := os.Stat(w.binary); err != nil && !(len(s.phases) == 1 && s.phases["flux"]) {
 		t.Fatalf("%s: run make build first", w.binary)
 	}
 	dir := t.TempDir()
+	w.dir = dir
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
 		t.Fatal(err)
@@ -156,6 +166,7 @@ func setup(t *testing.T, s settings) *world {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	w.ctx = ctx
 	if w.tr, err = startTracker(ctx, w.cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -377,9 +388,6 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 	switch n {
 	case 50:
 		f.Target, f.TargetMax = "≤ 2.5 s", target(2.5)
-		if leaderElect {
-			f.Flux = "5.4–6.2 s"
-		}
 	case 500:
 		f.Target, f.TargetMax = "≤ 25 s", target(25)
 	}
@@ -405,9 +413,6 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 	switch n {
 	case 50:
 		rf.Target, rf.TargetMax = "≤ 120 MiB", target(120)
-		if leaderElect {
-			rf.Flux = "103 MiB + 164–171 MiB (two processes)"
-		}
 	case 500:
 		rf.Target, rf.TargetMax = "≤ 200 MiB", target(200)
 	}
@@ -509,10 +514,7 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	fg := figure{ID: "idle-git-n" + fmt.Sprint(n), Section: section, Name: "git requests per idle minute, " + label, Unit: "requests", Samples: []float64{float64(l1-l0+u1-u0) * perMin},
 		Note: fmt.Sprintf("%.0f ref listings, %.0f upload-packs", float64(l1-l0)*perMin, float64(u1-u0)*perMin)}
 	if n == 50 && leaderElect {
-		fr.Flux = "824 (about 15 per no-op reconcile, 8 of them status patches; 24 are lease renewals)"
-		fc.Flux = "4.2 CPU-s"
 		fc.Target, fc.TargetMax = "≤ 0.4 CPU-s", target(0.4)
-		fpr.Flux = "about 15"
 	}
 	for _, f := range []figure{fr, fw, fnl, fpr, fc, fg} {
 		w.rep.add(f)
@@ -538,9 +540,6 @@ func (w *world) latencyRounds(t *testing.T, ns string, n int, label string) {
 	}
 	f := figure{ID: "commit-annotation-applied-n" + fmt.Sprint(n), Section: "§1 latency", Name: "commit + annotation → applied, " + label, Unit: "s", Samples: lat,
 		Target: "≤ 0.07 s", TargetMax: target(0.07), Note: "from the annotation patch to the watch event showing lastAppliedRevision (ls-remote, fetch, render, dry-run, apply, status)"}
-	if !strings.Contains(label, "off") {
-		f.Flux = "0.13–0.21 s (N=1 and N=50)"
-	}
 	w.rep.add(f)
 }
 

@@ -33,6 +33,8 @@ type tracker struct {
 	grs    map[string]*v1alpha1.GitRepository
 	fbgds  map[string]*v1alpha1.FlinkBlueGreenDeployment
 	leases map[string]*coordinationv1.Lease
+	// flux holds Flux's GitRepositories and Kustomizations (flux_test.go).
+	flux   map[string]fluxObj
 	notify chan struct{}
 }
 

@@ -13,7 +13,9 @@
 #   BENCH_SHARD_ROUNDS    rounds of the two shards splitting 500 [3]
 #   BENCH_SCALES      N for the creation figures [1,50,500]
 #   BENCH_IDLE        length of the idle window [1m]
-#   BENCH_PHASES      scale,leader-off,qps,shards,takeover,rollout [all]
+#   BENCH_PHASES      scale,flux,leader-off,qps,shards,takeover,rollout [all]
+#   FLUX              0 skips Flux (neither built by make bench nor run) [1]
+#   BENCH_FLUX_BIG_ROUNDS  Flux's creation rounds at N=500 [3, at most BENCH_BIG_ROUNDS]
 #   BENCH_SHARD_N     repositories split over the two shards [500]
 #   BENCH_SKIP_GO     set to skip the Go benchmarks (reuse go-bench.txt)
 #
