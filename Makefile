@@ -75,11 +75,12 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
 	$(CONTROLLER_GEN) rbac:roleName=bg-gitops-manager paths=./internal/reconcile/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
-verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, or a file lacks gofmt or its license header.
+verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, a file lacks gofmt or its license header, or a Markdown file links to a file that does not exist.
 	$(GO) mod tidy
 	@git diff --exit-code -- api config go.mod go.sum || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	hack/check-headers.sh
+	$(GO) run ./hack/checklinks
 	$(GO) vet ./...
 	$(GO) vet -tags nodev ./cmd/... ./internal/cli/...
 

@@ -11,11 +11,12 @@ import (
 )
 
 const (
-	fbgdPatch   = "overlays/production/flinkbluegreendeployment-patch.yaml"
-	prodKustom  = "overlays/production/kustomization.yaml"
-	baseKustom  = "base/kustomization.yaml"
-	baseSecret  = "base/secret.yaml"
-	oldPassword = "Y2hhbmdlLW1l" // change-me
+	fbgdPatch     = "overlays/production/flinkbluegreendeployment-patch.yaml"
+	prodKustom    = "overlays/production/kustomization.yaml"
+	prodConfigMap = "overlays/production/configmap-patch.yaml"
+	baseKustom    = "base/kustomization.yaml"
+	baseSecret    = "base/secret.yaml"
+	oldPassword   = "Y2hhbmdlLW1l" // change-me
 	// newPassword must never appear in a diff, in any encoding.
 	newPassword       = "s3cr3t-n3w-passw0rd"
 	newPasswordBase64 = "czNjcjN0LW4zdy1wYXNzdzByZA=="
@@ -48,9 +49,13 @@ var prCases = []prCase{
 	{"redeploy", func(r *prRepo) {
 		r.replace(fbgdPatch, "      job:\n        parallelism: 8\n", "      job:\n        parallelism: 8\n        savepointRedeployNonce: 1\n")
 	}, review.ActionSavepointRedeploy},
-	{"removed-configmap", func(r *prRepo) {
-		r.replace(baseKustom, "  - configmap.yaml\n", "")
-		r.replace(prodKustom, "  - path: configmap-patch.yaml\n", "")
+	{"kafka", func(r *prRepo) {
+		// The job's arguments are copied from its ConfigMap: a new Kafka
+		// address is a new job spec.
+		r.replace(prodConfigMap, "KAFKA_BOOTSTRAP_SERVERS: kafka-bootstrap.kafka.svc:9092", "KAFKA_BOOTSTRAP_SERVERS: kafka-2-bootstrap.kafka.svc:9092")
+	}, review.ActionTransitionSavepoint},
+	{"removed-secret", func(r *prRepo) {
+		r.replace(baseKustom, "  - secret.yaml\n", "")
 	}, ""},
 	{"secret", func(r *prRepo) {
 		r.replace(baseSecret, "KAFKA_PASSWORD: "+oldPassword, "KAFKA_PASSWORD: "+newPasswordBase64)

@@ -66,8 +66,12 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	assert.Equal(t, "cluster", rep.Base.Ref)
 	assert.Equal(t, map[string]review.Change{
 		"Namespace " + ns: review.Added, "ConfigMap " + ns + "/state-machine-config": review.Added,
-		"Secret " + ns + "/state-machine-kafka":             review.Added,
-		"FlinkBlueGreenDeployment " + ns + "/state-machine": review.Added,
+		"Secret " + ns + "/state-machine-kafka":               review.Added,
+		"PersistentVolumeClaim " + ns + "/state-machine-data": review.Added,
+		"ServiceAccount " + ns + "/flink":                     review.Added,
+		"Role " + ns + "/flink":                               review.Added,
+		"RoleBinding " + ns + "/flink-role-binding":           review.Added,
+		"FlinkBlueGreenDeployment " + ns + "/state-machine":   review.Added,
 	}, changes(rep))
 
 	objs, _, err := render.BuildRef(r.dir, "main", prPath, render.Options{Revision: "main@sha1:1", Source: "x/y"})
@@ -81,7 +85,7 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	cm := &corev1.ConfigMap{}
 	key := types.NamespacedName{Namespace: ns, Name: "state-machine-config"}
 	require.NoError(t, env.Client.Get(ctx, key, cm))
-	cm.Data["ALERT_THRESHOLD"] = "5"
+	cm.Data["KAFKA_TOPIC"] = "hand-edited"
 	require.NoError(t, env.Client.Update(ctx, cm, client.FieldOwner("kubectl-edit")))
 	// Another test's controller may be writing the object's status: an
 	// edit by hand retries on a conflict, as kubectl edit asks one to.
@@ -94,7 +98,7 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	code, rep = clusterDiff(t, r, env.Kubeconfig)
 	assert.Equal(t, 1, code)
 	require.Len(t, rep.Objects, 2, "%+v", rep.Objects)
-	assert.Contains(t, rep.Objects[0].Diff, "-  ALERT_THRESHOLD: \"5\"\n+  ALERT_THRESHOLD: \"100\"")
+	assert.Contains(t, rep.Objects[0].Diff, "-  KAFKA_TOPIC: hand-edited\n+  KAFKA_TOPIC: transactions")
 	assert.Equal(t, v1alpha1.FlinkBlueGreenDeploymentKind, rep.Objects[1].Kind)
 	assert.Equal(t, review.ActionTransitionSavepoint, rep.Objects[1].Deployment.Action, "undoing the hand edit is a transition")
 	assert.Equal(t, []string{"image"}, rep.Objects[1].Deployment.Fields)

@@ -85,7 +85,7 @@ func TestExamplesValidateAgainstCRDs(t *testing.T) {
 	flinkDeployment := loadCRD(t, flinkDeplCRD, "v1beta1")
 	flinkBlueGreen := loadCRD(t, flinkBlueCRD, "v1beta1")
 	testFlink := loadCRD(t, testFlinkCRD, "v1beta1")
-	for _, overlay := range []string{"staging", "production"} {
+	for _, overlay := range exampleOverlays(t) {
 		t.Run(overlay, func(t *testing.T) {
 			objs, err := Build(examples, "overlays/"+overlay, goldenOpts)
 			require.NoError(t, err)

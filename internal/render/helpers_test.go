@@ -16,6 +16,26 @@ import (
 
 const examples = "../../examples/repo-layout"
 
+// exampleOverlays lists the overlays of examples/repo-layout, so that a
+// new overlay is checked by every test that walks them.
+func exampleOverlays(t testing.TB) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(examples, "overlays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	if len(out) < 3 {
+		t.Fatalf("examples/repo-layout/overlays: want staging, production and production-s3, got %v", out)
+	}
+	return out
+}
+
 // writeTree creates files (path → content) under a new temporary directory;
 // a value starting with "-> " makes a symlink to the rest of the value.
 func writeTree(t testing.TB, files map[string]string) string {

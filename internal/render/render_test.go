@@ -30,7 +30,7 @@ var goldenOpts = Options{
 }
 
 func TestGoldenOverlays(t *testing.T) {
-	for _, overlay := range []string{"staging", "production"} {
+	for _, overlay := range exampleOverlays(t) {
 		t.Run(overlay, func(t *testing.T) {
 			got, err := BuildYAML(examples, "./overlays/"+overlay, goldenOpts)
 			require.NoError(t, err)

@@ -194,7 +194,8 @@ func firstDeployment(t *testing.T) {
 	assert.Equal(t, rev, gr.Status.LastAppliedRevision)
 	assert.True(t, apimeta.IsStatusConditionTrue(gr.Status.Conditions, v1alpha1.ReadyCondition))
 	require.NotNil(t, gr.Status.Inventory)
-	assert.Len(t, gr.Status.Inventory.Entries, 4, "Namespace, ConfigMap, Secret, FlinkBlueGreenDeployment")
+	assert.Len(t, gr.Status.Inventory.Entries, 8,
+		"Namespace, ServiceAccount, Role, RoleBinding, PersistentVolumeClaim, ConfigMap, Secret, FlinkBlueGreenDeployment")
 
 	p := fbgd(t)
 	assert.Equal(t, rev, p.Annotations[v1alpha1.RevisionAnnotation])
