@@ -61,7 +61,7 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !p.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	release, ok := r.Slots.acquire(p.Namespace)
+	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(p))
 	if !ok {
 		logf.FromContext(ctx).V(1).Info("other FlinkBlueGreenDeployments of the namespace hold its workers", "requeueAfter", busyRetry)
 		return ctrl.Result{RequeueAfter: busyRetry}, nil

@@ -89,7 +89,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	if !gr.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	release, ok := r.Slots.acquire(gr.Namespace)
+	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(gr))
 	if !ok {
 		logf.FromContext(ctx).V(1).Info("other GitRepositories of the namespace hold its workers", "requeueAfter", busyRetry)
 		return ctrl.Result{RequeueAfter: busyRetry}, nil

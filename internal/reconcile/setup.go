@@ -122,23 +122,28 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	if err != nil {
 		return err
 	}
+	slots := o.namespaceSlots()
 	r := &GitRepositoryReconciler{
 		Client: secretReading(mgr), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
-		Cache:    cache, Slots: o.namespaceSlots(), Commit: reporter,
+		Cache:    cache, Slots: slots, Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy,
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		WithOptions(o.controller()).
-		Complete(r)
+		WithOptions(o.controller())
+	if src := slots.source(); src != nil {
+		b = b.WatchesRawSource(src)
+	}
+	return b.Complete(r)
 }
 
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
+	slots := o.namespaceSlots()
 	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
-		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: o.namespaceSlots()}
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -147,6 +152,9 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, re
 		// The Ingress of spec.ingress: a deleted or edited one is restored.
 		Owns(&networkingv1.Ingress{}).
 		WithOptions(o.controller())
+	if src := slots.source(); src != nil {
+		b = b.WatchesRawSource(src)
+	}
 	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
 		// Children carry a non-controller ownerReference (ownerRef), and
 		// Owns matches only controller owners unless told otherwise: without
