@@ -55,7 +55,7 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// startController starts bin/bg-gitops controller and waits for /readyz.
+// startController starts bin/bg-gitops-image controller and waits for /readyz.
 func (w *world) startController(t *testing.T, name string, a controllerArgs) *controllerProc {
 	t.Helper()
 	dir := t.TempDir()

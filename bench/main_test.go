@@ -29,7 +29,7 @@ type settings struct {
 	// creates 500 GitRepositories.
 	bigRounds int
 	// qpsBigRounds and shardRounds are the rounds at N=500 of the what-if
-	// run with a raised QPS and of the shards.
+	// run with the client-side limiter and of the shards.
 	qpsBigRounds, shardRounds int
 	scales                    []int
 	idle                      time.Duration

@@ -184,7 +184,7 @@ func versions() map[string]string {
 	}
 	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		v["bg-gitops commit"] = strings.TrimSpace(string(out))
-		// bin/bg-gitops is built from the working tree, which can hold
+		// bin/bg-gitops-image is built from the working tree, which can hold
 		// uncommitted work.
 		if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", "api", "internal", "cmd").Output(); err == nil && len(st) > 0 {
 			v["bg-gitops commit"] += " + uncommitted changes in the working tree"
@@ -385,7 +385,7 @@ func (r *report) markdown() string {
 		}
 	}
 	if len(r.Profiles) > 0 {
-		p("\n## Profiles (pprof, taken from the controller during this run)\n\nFiles are in `bench/profiles/` (not committed); `go tool pprof -top bin/bg-gitops FILE` reproduces these tables.\n")
+		p("\n## Profiles (pprof, taken from the controller during this run)\n\nFiles are in `bench/profiles/` (not committed); `go tool pprof -top bin/bg-gitops-image FILE` reproduces these tables.\n")
 		for _, pr := range r.Profiles {
 			p("\n### %s\n\n```\n%s\n```\n", pr.Name, strings.TrimSpace(pr.Top))
 		}

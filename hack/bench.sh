@@ -9,7 +9,7 @@
 #   BENCH_COUNT       -count of the Go benchmarks [5]
 #   BENCH_ROUNDS      rounds per latency/creation figure [5]
 #   BENCH_BIG_ROUNDS  creation rounds at N=500 [5]
-#   BENCH_QPS_BIG_ROUNDS  rounds at N=500 with --kube-api-qps raised [3]
+#   BENCH_QPS_BIG_ROUNDS  rounds at N=500 with the client-side limiter (--kube-api-qps 50) [3]
 #   BENCH_SHARD_ROUNDS    rounds of the two shards splitting 500 [3]
 #   BENCH_SCALES      N for the creation figures [1,50,500]
 #   BENCH_IDLE        length of the idle window [1m]
@@ -34,7 +34,9 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/bg-gitops-bench-logs-XXXXXX")
 export BGGITOPS_BIN_DIR=${BGGITOPS_BIN_DIR:-$ROOT/bin}
 
 start=$(date +%s)
-$GO build -o "$ROOT/bin/bg-gitops" ./cmd/bg-gitops
+# The controller runs as the image builds it (Dockerfile): -tags nodev
+# leaves out the local environment, -s -w the symbol tables.
+CGO_ENABLED=0 $GO build -trimpath -tags nodev -ldflags "-s -w" -o "$ROOT/bin/bg-gitops-image" ./cmd/bg-gitops
 
 if [[ -z "${BENCH_SKIP_GO:-}" ]]; then
   echo "== Go benchmarks (-count ${BENCH_COUNT:-5}) → $OUT/go-bench.txt"
