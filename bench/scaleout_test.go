@@ -48,7 +48,7 @@ func (w *world) shardPhase(t *testing.T) {
 	}
 	f := figure{ID: fmt.Sprintf("shards-create-n%d", n), Section: scaleOutSection, Name: fmt.Sprintf("creation → all Ready, N=%d split over two shards (%d each)", n, n/2), Unit: "s", Samples: create}
 	if n == 500 {
-		f.Target, f.TargetMax = "≤ 25 s (the N=500 target)", target(25)
+		f.Target, f.TargetMax = "≤ 10 s", target(10)
 	}
 	w.rep.add(f)
 	ra := a.metric("controller_runtime_reconcile_total", `controller="gitrepository"`)

@@ -387,9 +387,9 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 	f := figure{ID: "create-" + name, Section: section, Name: fmt.Sprintf("creation → all Ready, %s", label), Unit: "s", Samples: create}
 	switch n {
 	case 50:
-		f.Target, f.TargetMax = "≤ 2.5 s", target(2.5)
+		f.Target, f.TargetMax = "≤ 1.5 s", target(1.5)
 	case 500:
-		f.Target, f.TargetMax = "≤ 25 s", target(25)
+		f.Target, f.TargetMax = "≤ 15 s", target(15)
 	}
 	w.rep.add(f)
 	total := 0.0
@@ -414,7 +414,7 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 	case 50:
 		rf.Target, rf.TargetMax = "≤ 120 MiB", target(120)
 	case 500:
-		rf.Target, rf.TargetMax = "≤ 200 MiB", target(200)
+		rf.Target, rf.TargetMax = "≤ 100 MiB", target(100)
 	}
 	w.rep.add(rf)
 	w.rep.Extra["memory at the end, "+label] = w.memory(ctx, p)
@@ -514,8 +514,11 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 		Note: "utime+stime from /proc/PID/stat"}
 	fg := figure{ID: "idle-git-n" + fmt.Sprint(n), Section: section, Name: "git requests per idle minute, " + label, Unit: "requests", Samples: []float64{float64(l1-l0+u1-u0) * perMin},
 		Note: fmt.Sprintf("%.0f ref listings, %.0f upload-packs", float64(l1-l0)*perMin, float64(u1-u0)*perMin)}
-	if n == 50 && leaderElect {
+	switch {
+	case n == 50 && leaderElect:
 		fc.Target, fc.TargetMax = "≤ 0.4 CPU-s", target(0.4)
+	case n == 500 && leaderElect:
+		fc.Target, fc.TargetMax = "≤ 1.5 CPU-s", target(1.5)
 	}
 	for _, f := range []figure{fr, fw, fnl, fpr, fc, fg} {
 		w.rep.add(f)
@@ -540,7 +543,7 @@ func (w *world) latencyRounds(t *testing.T, ns string, n int, label string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	f := figure{ID: "commit-annotation-applied-n" + fmt.Sprint(n), Section: "§1 latency", Name: "commit + annotation → applied, " + label, Unit: "s", Samples: lat,
-		Target: "≤ 0.07 s", TargetMax: target(0.07), Note: "from the annotation patch to the watch event showing lastAppliedRevision (ls-remote, fetch, render, dry-run, apply, status)"}
+		Target: "≤ 0.05 s", TargetMax: target(0.05), Note: "from the annotation patch to the watch event showing lastAppliedRevision (ls-remote, fetch, render, dry-run, apply, status)"}
 	w.rep.add(f)
 }
 
