@@ -6,6 +6,7 @@ GO    ?= go
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOTESTSUM      := $(BIN)/gotestsum
+PROMTOOL       := $(BIN)/promtool
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBECTL        := $(BIN)/kubectl
 ETCD           := $(BIN)/etcd
@@ -30,13 +31,17 @@ build: ## Build bin/bg-gitops.
 	$(GO) build -o $(BIN)/bg-gitops ./cmd/bg-gitops
 
 .PHONY: tools
-tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) ## Build the test control plane, Gitea, controller-gen and gotestsum (only when missing).
+tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) $(PROMTOOL) ## Build the test control plane, Gitea, controller-gen, gotestsum and promtool (only when missing).
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(GOTESTSUM):
 	cd hack/tools/gotestsum && $(GO) build -o $@ gotest.tools/gotestsum
+
+# Checks and unit-tests config/prometheus's rules (TestMetricsRules).
+$(PROMTOOL):
+	cd hack/tools/promtool && $(GO) build -o $@ github.com/prometheus/prometheus/cmd/promtool
 
 $(KUBE_APISERVER):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver

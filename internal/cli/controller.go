@@ -8,6 +8,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 
@@ -55,7 +56,9 @@ type controllerFlags struct {
 	// follows the API server (see kube.ChooseLimiter).
 	qpsSet, burstSet bool
 	development      bool
-	pprofAddr        string
+	// log holds --log-level (controller-runtime's zap flag, renamed).
+	log       zap.Options
+	pprofAddr string
 }
 
 func newControllerCommand() *cobra.Command {
@@ -65,7 +68,8 @@ func newControllerCommand() *cobra.Command {
 		Short: "Run the controllers, the webhook receiver, metrics and health probes",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctrl.SetLogger(zap.New(zap.UseDevMode(f.development)))
+			f.log.Development = f.development
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.log)))
 			f.qpsSet, f.burstSet = cmd.Flags().Changed("kube-api-qps"), cmd.Flags().Changed("kube-api-burst")
 			mgr, err := newManager(f)
 			if err != nil {
@@ -103,7 +107,8 @@ func newControllerCommand() *cobra.Command {
 	fl.Int64Var(&f.render.MaxNodes, "render-max-nodes", render.DefaultMaxNodes, "most YAML nodes one kustomize build may read (bounds its memory: about half a KiB per node); negative: no limit")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.Var(newQuantity(&f.maxCacheBytes, source.DefaultMaxCacheBytes), source.FlagMaxCacheSize, "most bytes of the checkouts not in use; past it the least recently used are removed (and fetched afresh when next needed); negative: no limit")
-	fl.BoolVar(&f.development, "log-development", false, "human-readable logs")
+	fl.BoolVar(&f.development, "log-development", false, "human-readable logs (and debug level unless --log-level says otherwise)")
+	fl.AddGoFlag(logLevelFlag(&f.log))
 	// Profiling for `make bench`; hidden because it is not for production.
 	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address of net/http/pprof; empty disables it")
 	_ = fl.MarkHidden("pprof-bind-address")
@@ -111,6 +116,17 @@ func newControllerCommand() *cobra.Command {
 		"When not given: none if the API server has API Priority and Fairness (it then protects itself), else the default")
 	fl.IntVar(&f.burst, "kube-api-burst", kube.DefaultBurst, "burst of the client-side limit")
 	return cmd
+}
+
+// logLevelFlag is controller-runtime's --zap-log-level as --log-level:
+// debug, info (the default), error, or N for the V(N) messages too.
+func logLevelFlag(o *zap.Options) *flag.Flag {
+	fs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	o.BindFlags(fs)
+	fl := fs.Lookup("zap-log-level")
+	fl.Name = "log-level"
+	fl.Usage = "log level: debug, info, error, or a number N to also log V(N) messages (debug is 1); info by default, debug with --log-development"
+	return fl
 }
 
 // inClusterNamespaceFile is where controller-runtime reads the namespace of

@@ -228,12 +228,14 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	}
 	p, token, err := c.provider(ctx, gr)
 	if err != nil {
+		countCommitStatus(gr, err)
 		return scrub.error(err)
 	}
 	scrub = scrub.and(newScrubber(valueForms(token)))
 	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
+	countCommitStatus(gr, err)
 	*records = mergeRecords(*records, acked)
 	var rl *status.RateLimitedError
 	if errors.As(err, &rl) {

@@ -56,9 +56,13 @@ type FlinkBlueGreenReconciler struct {
 func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	if err := r.reader().Get(ctx, req.NamespacedName, p); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {
+		forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(p))
@@ -67,8 +71,11 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{RequeueAfter: busyRetry}, nil
 	}
 	defer release()
+	start := time.Now()
 	requeue, err := r.reconcile(ctx, p)
-	return r.finish(ctx, p, requeue, err)
+	res, err := r.finish(ctx, p, requeue, err)
+	observeDeployment(p, time.Since(start))
+	return res, err
 }
 
 // reconcile decides, runs the decision's actions and writes its status
@@ -82,7 +89,6 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 		return 0, err
 	}
 	ingressRetry := r.routeIngress(ctx, p, &dec)
-	observeMetrics(p, dec, in.Now)
 	requeue := minPositive(dec.RequeueAfter, ingressRetry)
 	if r.Commit != nil {
 		next := p.DeepCopy()
@@ -90,11 +96,14 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next))
 		dec.Status = next.Status
 	}
+	prev := p.Status
 	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
 		return 0, err
 	}
-	// Events after the status write: a failed write is retried with the
-	// same decision, which would otherwise report every event twice.
+	observeDecision(p, prev, dec, in.Now)
+	// Events and metrics after the status write: a failed write is
+	// retried with the same decision, which would otherwise report (and
+	// count) every event twice.
 	r.emit(p, dec.Events)
 	return requeue, nil
 }

@@ -87,6 +87,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !gr.DeletionTimestamp.IsZero() {
+		forgetMetrics(v1alpha1.GitRepositoryKind, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(gr))
@@ -96,7 +97,10 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	defer release()
 	run := &gitRun{gr: gr, base: gr.DeepCopy()}
-	return r.finish(ctx, run, r.steps(ctx, run))
+	start := time.Now()
+	res, err := r.finish(ctx, run, r.steps(ctx, run))
+	observeRepository(run.gr, time.Since(start))
+	return res, err
 }
 
 // steps runs the steps in order up to the first failure.
@@ -156,10 +160,11 @@ func (r *GitRepositoryReconciler) report(run *gitRun, o outcome) {
 	}
 }
 
-// forget drops the checkout and cached render of a deleted GitRepository.
-// Applied objects stay in the cluster: deleting a GitRepository must never
-// take a running Flink job down with it.
+// forget drops the checkout, cached render and metrics of a deleted
+// GitRepository. Applied objects stay in the cluster: deleting a
+// GitRepository must never take a running Flink job down with it.
 func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
+	forgetMetrics(v1alpha1.GitRepositoryKind, id)
 	r.Renderer.Forget(id)
 	r.Cache.Forget(id.Namespace, id.Name)
 }

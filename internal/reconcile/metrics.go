@@ -7,51 +7,83 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
-	"time"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/bluegreen"
+// The controller's metrics, served with controller-runtime's on /metrics.
+// Every series that names an object (namespace, name, and kind where both
+// kinds share a metric) is deleted with the object (forgetMetrics), so a
+// deleted object leaves no series behind. README, "Metrics", lists them;
+// config/prometheus alerts on them and config/grafana charts them.
+
+// Buckets. A rollout's worst case in the production example is about 52
+// minutes (a savepoint, a slow start, the abort grace period): the
+// transition buckets reach 4 hours.
+var (
+	reconcileBuckets  = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	savepointBuckets  = []float64{1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600}
+	transitionBuckets = []float64{5, 10, 30, 60, 120, 300, 600, 1200, 1800, 2700, 3600, 7200, 14400}
+)
+
+// Labels of an object.
+var (
+	objectLabels = []string{"kind", "namespace", "name"}
+	ownLabels    = []string{"namespace", "name"}
 )
 
 var (
+	reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "bggitops_reconcile_duration_seconds",
+		Help:    "Time one reconcile of an object takes (fetch, render, apply, decision and commit statuses included).",
+		Buckets: reconcileBuckets,
+	}, objectLabels)
+	resourceInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "bggitops_resource_info",
+		Help: "1 per object: its Ready condition's status and reason, whether it is Stalled and whether it is suspended.",
+	}, slices.Concat(objectLabels, []string{"ready", "reason", "stalled", "suspended"}))
+	lastApplied = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "bggitops_last_applied_timestamp_seconds",
+		Help: "GitRepository: last apply of its revision that succeeded (every poll applies). " +
+			"FlinkBlueGreenDeployment: end of its last successful rollout (status.history).",
+	}, objectLabels)
 	stateGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "bggitops_flinkbluegreendeployment_state",
 		Help: "1 for the current blue/green state of each FlinkBlueGreenDeployment, 0 for the others.",
-	}, []string{"namespace", "name", "state"})
+	}, slices.Concat(ownLabels, []string{"state"}))
 	transitionSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "bggitops_flinkbluegreendeployment_transition_duration_seconds",
-		Help:    "Time from the start of a blue/green transition to the new colour being active.",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
-	}, []string{"namespace", "name"})
+		Help:    "Duration of each finished rollout (status.history startedAt to finishedAt), by its kind and outcome.",
+		Buckets: transitionBuckets,
+	}, slices.Concat(ownLabels, []string{"rollout_kind", "outcome"}))
+	rolloutStart = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "bggitops_flinkbluegreendeployment_rollout_start_timestamp_seconds",
+		Help: "Start of the rollout in progress (status.history), 0 when none is.",
+	}, ownLabels)
+	savepointSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "bggitops_flinkbluegreendeployment_savepoint_duration_seconds",
+		Help:    "Time from requesting the savepoint of a blue/green transition to its completion.",
+		Buckets: savepointBuckets,
+	}, ownLabels)
 	abortsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bggitops_flinkbluegreendeployment_aborts_total",
-		Help: "Blue/green transitions aborted, with the old colour kept active.",
-	}, []string{"namespace", "name"})
+		Help: "Blue/green transitions aborted (deadline passed or abort requested), with the old colour kept active.",
+	}, ownLabels)
+	commitStatusTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bggitops_commit_status_requests_total",
+		Help: "Rounds of commit-status calls to a forge, by the GitRepository whose forge and token they use, " +
+			"provider and result (Succeeded, or the reason of the CommitStatusFailed condition).",
+	}, slices.Concat(ownLabels, []string{"provider", "result"}))
+	webhookTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "bggitops_webhook_requests_total",
+		Help: "Requests to the push webhook receiver, by result (Requested, Ignored, Unauthorized, NotFound, Rejected, Error).",
+	}, []string{"result"})
 )
 
-func init() {
-	metrics.Registry.MustRegister(stateGauge, transitionSeconds, abortsTotal)
-}
+// collectors are registered with controller-runtime's registry.
+var collectors = []prometheus.Collector{reconcileSeconds, resourceInfo, lastApplied, stateGauge, transitionSeconds,
+	rolloutStart, savepointSeconds, abortsTotal, commitStatusTotal, webhookTotal}
 
-// observeMetrics records the state, finished transitions and aborts of one decision.
-func observeMetrics(p *v1alpha1.FlinkBlueGreenDeployment, dec bluegreen.Decision, now time.Time) {
-	for _, s := range v1alpha1.BlueGreenStates() {
-		v := 0.0
-		if dec.Status.BlueGreenState == s {
-			v = 1
-		}
-		stateGauge.WithLabelValues(p.Namespace, p.Name, string(s)).Set(v)
-	}
-	for _, e := range dec.Events {
-		if e.Reason == "Aborted" {
-			abortsTotal.WithLabelValues(p.Namespace, p.Name).Inc()
-		}
-	}
-	start := p.Status.TransitionStartTime
-	if start != nil && p.Status.BlueGreenState.Transitioning() && dec.Status.BlueGreenState.Active() && dec.Status.JobStatus.State == v1alpha1.JobRunning {
-		transitionSeconds.WithLabelValues(p.Namespace, p.Name).Observe(now.Sub(start.Time).Seconds())
-	}
-}
+func init() { metrics.Registry.MustRegister(collectors...) }

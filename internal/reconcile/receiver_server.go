@@ -29,10 +29,11 @@ var receiverLimits = struct {
 	maxHeaderBytes: 64 << 10,
 }
 
-// receiverServer is the webhook receiver's http.Server.
+// receiverServer is the webhook receiver's http.Server; it counts the
+// answers (bggitops_webhook_requests_total).
 func receiverServer(h http.Handler) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler:           countWebhooks(h),
 		ReadHeaderTimeout: receiverLimits.readHeader,
 		ReadTimeout:       receiverLimits.read,
 		WriteTimeout:      receiverLimits.write,
