@@ -14,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func slotKey(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func slotKey(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
 
 // woken returns the objects woken so far.
 func woken(s *namespaceSlots) []types.NamespacedName {
