@@ -7,6 +7,7 @@ GO    ?= go
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOTESTSUM      := $(BIN)/gotestsum
 PROMTOOL       := $(BIN)/promtool
+HELM           := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBECTL        := $(BIN)/kubectl
 ETCD           := $(BIN)/etcd
@@ -25,13 +26,33 @@ export BGGITOPS_BIN_DIR := $(BIN)
 .PHONY: all
 all: build
 
+# The version stamped into the binary (bg-gitops version) and the tag of
+# make image. A release is built from its tag (v0.1.0); any other checkout
+# gets git describe's name for it (v0.1.0-3-gabc1234-dirty, or the bare
+# commit before the first tag).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X bggitops.dev/bg-gitops/internal/cli.Version=$(VERSION)
+IMAGE   ?= bg-gitops:$(VERSION)
+CONTAINER_TOOL ?= docker
+
 ##@ Build
 .PHONY: build
-build: ## Build bin/bg-gitops.
-	$(GO) build -o $(BIN)/bg-gitops ./cmd/bg-gitops
+build: ## Build bin/bg-gitops, stamped with VERSION.
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/bg-gitops ./cmd/bg-gitops
+
+.PHONY: image
+image: ## Build the controller image IMAGE (default bg-gitops:$(VERSION)) with CONTAINER_TOOL (default docker).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+# charts/bg-gitops is generated from config/default. make manifests (and so
+# make test and make verify) regenerates it after the CRDs and RBAC;
+# test/install checks what Helm renders from it against config/default.
+.PHONY: chart
+chart: ## Regenerate charts/bg-gitops from config/default.
+	$(GO) run ./hack/chart
 
 .PHONY: tools
-tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) $(PROMTOOL) ## Build the test control plane, Gitea, controller-gen, gotestsum and promtool (only when missing).
+tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) $(PROMTOOL) $(HELM) ## Build the test control plane, Gitea, controller-gen, gotestsum, promtool and helm (only when missing).
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -42,6 +63,13 @@ $(GOTESTSUM):
 # Checks and unit-tests config/prometheus's rules (TestMetricsRules).
 $(PROMTOOL):
 	cd hack/tools/promtool && $(GO) build -o $@ github.com/prometheus/prometheus/cmd/promtool
+
+# Renders and installs charts/bg-gitops in the tests that check it against
+# config/default (test/install). Stamped as Helm's own Makefile stamps it.
+$(HELM):
+	cd hack/tools/helm && CGO_ENABLED=0 $(GO) build -o $@ \
+		-ldflags "-X helm.sh/helm/v4/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)" \
+		helm.sh/helm/v4/cmd/helm
 
 $(KUBE_APISERVER):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
@@ -75,14 +103,15 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy functions.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers, and the Helm chart from config/default.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=bg-gitops-manager paths=./internal/reconcile/... output:rbac:artifacts:config=config/rbac
+	$(GO) run ./hack/chart
 
 .PHONY: verify
 verify: generate manifests ## Fail when generated files are stale, go.mod is untidy, a file lacks gofmt or its license header, or a Markdown file links to a file that does not exist.
 	$(GO) mod tidy
-	@git diff --exit-code -- api config go.mod go.sum || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@git diff --exit-code -- api config charts go.mod go.sum || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	hack/check-headers.sh
 	$(GO) run ./hack/checklinks

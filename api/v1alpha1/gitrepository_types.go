@@ -224,6 +224,11 @@ type GitRepositoryStatus struct {
 	// WebhookPath is the receiver path of push webhooks for this object.
 	// +optional
 	WebhookPath string `json:"webhookPath,omitempty"`
+	// WebhookURL is the URL to give the forge as the push webhook's
+	// target: the controller's --receiver-external-url followed by
+	// webhookPath. Empty without that flag or without spec.webhook.
+	// +optional
+	WebhookURL string `json:"webhookURL,omitempty"`
 	// LastHandledReconcileAt is the last reconcile-requested-at handled.
 	// +optional
 	LastHandledReconcileAt string `json:"lastHandledReconcileAt,omitempty"`

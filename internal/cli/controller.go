@@ -38,6 +38,7 @@ type controllerFlags struct {
 	metricsCertDir         string
 	probeAddr              string
 	receiverAddr           string
+	receiverExternalURL    string
 	leaderElect            bool
 	leaderElectionNS       string
 	concurrent             int
@@ -85,6 +86,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.metricsCertDir, flagMetricsCertDir, "", "directory with tls.crt and tls.key for --metrics-secure; a self-signed certificate when empty")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (ready once the webhook receiver, if enabled, listens; leader or not)")
 	fl.StringVar(&f.receiverAddr, "receiver-bind-address", ":9292", "address of the push webhook receiver; 0 disables it")
+	fl.StringVar(&f.receiverExternalURL, "receiver-external-url", "", "URL at which forges reach the webhook receiver (an Ingress or load balancer, e.g. https://bg-gitops.example.com); GitRepositories then show the URL to give the forge in status.webhookURL")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
@@ -157,7 +159,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		HealthProbeBindAddress:        f.probeAddr,
 		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
-		LeaderElectionID:              "bg-gitops-controller-leader",
+		LeaderElectionID:              leaderElectionID,
 		LeaderElectionNamespace:       f.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{MaxConcurrentReconciles: f.concurrent},
@@ -178,6 +180,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 	}
 	err = reconcile.Setup(mgr, reconcile.Options{
 		ReceiverAddress:        f.receiverAddr,
+		ReceiverExternalURL:    f.receiverExternalURL,
 		Render:                 f.render,
 		AllowFileURLs:          f.allowFileURLs,
 		AllowInsecureHTTP:      f.allowInsecureHTTP,

@@ -15,9 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "dev"
-
 // exitError carries a specific exit code (diff uses 1 for "changes").
 type exitError struct {
 	code int
@@ -55,17 +52,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newRequestCommands()...)
 	root.AddCommand(newWaitCommand(), newHistoryCommand(), newRollbackCommand())
 	root.AddCommand(newGetCommand())
+	root.AddCommand(newCheckCommand(), newCreateCommand())
 	root.AddCommand(devCommands()...)
 	return root
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "bg-gitops", Version)
-		},
-	}
 }

@@ -158,8 +158,8 @@ func rejectedAgain(err error) error {
 }
 
 // observeFailure types an observation error: a cluster without the Flink
-// CRDs stalls, rechecked every minute (the controller cannot watch for the
-// CRDs' arrival); a foreign child and bad rolloutWindows are typed where
+// CRDs stalls, rechecked every minute and at once when the CRDs appear
+// (flinkWatch); a foreign child and bad rolloutWindows are typed where
 // they are found; anything else is transient.
 func observeFailure(err error) error {
 	msg, ok := missingFlinkCRD(err)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,10 @@ type GitRepositoryReconciler struct {
 	// Commit writes sync commit statuses; nil disables them.
 	Commit *CommitStatusReporter
 	Now    func() time.Time
+
+	// ReceiverExternalURL is where forges reach the webhook receiver
+	// (--receiver-external-url); status.webhookURL is it plus the path.
+	ReceiverExternalURL string
 
 	// secrets remembers the Secrets read for secretTTL.
 	secrets secretMemo
@@ -185,11 +190,11 @@ func (r *GitRepositoryReconciler) acknowledge(_ context.Context, run *gitRun) er
 }
 
 // ensureWebhookPath publishes the receiver path derived from the webhook
-// secret, name and namespace.
+// secret, name and namespace, and the URL to paste into the forge.
 func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gitRun) error {
 	gr := run.gr
 	if gr.Spec.Webhook == nil {
-		gr.Status.WebhookPath = ""
+		gr.Status.WebhookPath, gr.Status.WebhookURL = "", ""
 		return nil
 	}
 	token, err := r.secretValue(ctx, run, gr.Spec.Webhook.SecretRef.Name, source.WebhookTokenKey)
@@ -197,7 +202,17 @@ func (r *GitRepositoryReconciler) ensureWebhookPath(ctx context.Context, run *gi
 		return failed(v1alpha1.FetchFailedCondition, "WebhookSecretError", err)
 	}
 	gr.Status.WebhookPath = source.WebhookPath(token, gr.Namespace, gr.Name)
+	gr.Status.WebhookURL = webhookURL(r.ReceiverExternalURL, gr.Status.WebhookPath)
 	return nil
+}
+
+// webhookURL joins the receiver's external URL (which may end in a path
+// of a reverse proxy) and a webhook path; empty without an external URL.
+func webhookURL(external, path string) string {
+	if external == "" {
+		return ""
+	}
+	return strings.TrimSuffix(external, "/") + path
 }
 
 // schedule validates interval/schedule and sets the next poll.

@@ -13,13 +13,12 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -37,6 +36,11 @@ import (
 type Options struct {
 	// ReceiverAddress serves push webhooks; "" or "0" disables the receiver.
 	ReceiverAddress string
+	// ReceiverExternalURL is the receiver's address as forges reach it
+	// (an Ingress or load balancer: --receiver-external-url); every
+	// GitRepository with a webhook shows it plus its path in
+	// status.webhookURL. Empty: status.webhookPath only.
+	ReceiverExternalURL string
 	// Render is what every kustomize build starts from: AllowRemoteBases
 	// (--allow-remote-bases) and the Limits (--render-timeout,
 	// --render-max-file-reads, --render-max-bytes, --render-max-objects).
@@ -73,6 +77,16 @@ type Options struct {
 	Tenancy Tenancy
 	// SkipNameValidation lets one process run several managers (tests).
 	SkipNameValidation bool
+	// FlinkPoll is how often a controller started without the Flink CRDs
+	// looks for them (see flinkWatch); 0 takes defaultFlinkPoll.
+	FlinkPoll time.Duration
+}
+
+func (o Options) flinkPoll() time.Duration {
+	if o.FlinkPoll > 0 {
+		return o.FlinkPoll
+	}
+	return defaultFlinkPoll
 }
 
 func (o Options) renderOptions() render.Options {
@@ -92,6 +106,9 @@ func (o Options) controller() controller.Options {
 // Setup registers the GitRepository and FlinkBlueGreenDeployment
 // reconcilers and the webhook receiver with mgr.
 func Setup(mgr ctrl.Manager, o Options) error {
+	if err := checkExternalURL(o.ReceiverExternalURL); err != nil {
+		return err
+	}
 	if o.CacheDir == "" {
 		dir, err := os.MkdirTemp("", "bg-gitops-cache-")
 		if err != nil {
@@ -128,7 +145,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
 		Cache:    cache, Slots: slots, Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
-		Tenancy: o.Tenancy,
+		Tenancy: o.Tenancy, ReceiverExternalURL: o.ReceiverExternalURL,
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
@@ -155,26 +172,36 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, re
 	if src := slots.source(); src != nil {
 		b = b.WatchesRawSource(src)
 	}
-	if flinkCRDsInstalled(mgr.GetRESTMapper()) {
-		// Children carry a non-controller ownerReference (ownerRef), and
-		// Owns matches only controller owners unless told otherwise: without
-		// MatchEveryOwner a child's status change would wait for the
-		// reschedule interval instead of waking the parent.
-		b = b.Owns(newUnstructured(v1alpha1.FlinkDeploymentGVK), builder.MatchEveryOwner).
-			Owns(newUnstructured(v1alpha1.FlinkStateSnapshotGVK), builder.MatchEveryOwner)
-	} else {
-		mgr.GetLogger().Info("Flink CRDs not installed: FlinkBlueGreenDeployments are reported Stalled and polled every minute")
+	if !flinkCRDsInstalled(mgr.GetRESTMapper()) {
+		mgr.GetLogger().Info("Flink CRDs not installed: FlinkBlueGreenDeployments are reported Stalled until they are", "recheck", o.flinkPoll())
+		c, err := b.Build(r)
+		if err != nil {
+			return err
+		}
+		return mgr.Add(&flinkWatch{mgr: mgr, ctrl: c, every: o.flinkPoll()})
 	}
-	return b.Complete(r)
+	// Children carry a non-controller ownerReference (ownerRef), and
+	// Owns matches only controller owners unless told otherwise: without
+	// MatchEveryOwner a child's status change would wait for the
+	// reschedule interval instead of waking the parent.
+	return b.Owns(newUnstructured(v1alpha1.FlinkDeploymentGVK), builder.MatchEveryOwner).
+		Owns(newUnstructured(v1alpha1.FlinkStateSnapshotGVK), builder.MatchEveryOwner).
+		Complete(r)
 }
 
-func flinkCRDsInstalled(m meta.RESTMapper) bool {
-	for _, gvk := range []schema.GroupVersionKind{v1alpha1.FlinkDeploymentGVK, v1alpha1.FlinkStateSnapshotGVK} {
-		if _, err := m.RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
-			return false
-		}
+// checkExternalURL accepts an absolute http(s) URL without user, query or
+// fragment (a path is kept: a reverse proxy may serve the receiver under
+// one); "" is no URL. The error does not repeat the value, which could
+// hold a password.
+func checkExternalURL(raw string) error {
+	if raw == "" {
+		return nil
 	}
-	return true
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return errors.New("--receiver-external-url: want an absolute http(s) URL without user, query or fragment, e.g. https://bg-gitops.example.com")
+	}
+	return nil
 }
 
 // setupReceiver serves push webhooks on its own address.

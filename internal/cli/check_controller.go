@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// leaderElectionID names the Lease the controller's replicas compete for,
+// in the namespace of their Deployment.
+const leaderElectionID = "bg-gitops-controller-leader"
+
+// receiverService is the Service of config/manager in front of the push
+// webhook receiver.
+const receiverService = "bg-gitops-receiver"
+
+const installFix = "kubectl apply -k config/default (README: Install into a cluster)"
+
+// controllerDeployment is a controller Deployment and the flags its
+// container runs with.
+type controllerDeployment struct {
+	d    *appsv1.Deployment
+	args map[string]string
+}
+
+// flag is the value of --name in the controller's arguments ("true" for a
+// bare boolean flag) and whether it is given.
+func (c *controllerDeployment) flag(name string) (string, bool) {
+	v, ok := c.args["--"+name]
+	return v, ok
+}
+
+func newControllerDeployment(d *appsv1.Deployment) *controllerDeployment {
+	c := &controllerDeployment{d: d, args: map[string]string{}}
+	for _, ct := range d.Spec.Template.Spec.Containers {
+		if ct.Name != "controller" && len(d.Spec.Template.Spec.Containers) > 1 {
+			continue
+		}
+		for _, a := range ct.Args {
+			k, v, found := strings.Cut(a, "=")
+			if !found {
+				v = "true"
+			}
+			c.args[k] = v
+		}
+	}
+	return c
+}
+
+// controller: the controller's Deployments have an available replica.
+func (k *checker) controller(ctx context.Context) []checkLine {
+	list := &appsv1.DeploymentList{}
+	opts := []client.ListOption{client.MatchingLabels{controllerLabel: controllerLabelValue}}
+	where := "any namespace"
+	if k.controllerNS != "" {
+		opts, where = append(opts, client.InNamespace(k.controllerNS)), "namespace "+k.controllerNS
+	}
+	if err := k.c.List(ctx, list, opts...); err != nil {
+		return []checkLine{cannotTell("controller", fmt.Errorf("list deployments: %w", err))}
+	}
+	if len(list.Items) == 0 {
+		return []checkLine{failing(installFix, "controller: no Deployment labelled %s=%s in %s", controllerLabel, controllerLabelValue, where)}
+	}
+	sort.Slice(list.Items, func(i, j int) bool {
+		return list.Items[i].Namespace+"/"+list.Items[i].Name < list.Items[j].Namespace+"/"+list.Items[j].Name
+	})
+	var lines []checkLine
+	for i := range list.Items {
+		c := newControllerDeployment(&list.Items[i])
+		k.controllers = append(k.controllers, c)
+		lines = append(lines, controllerLine(c.d))
+	}
+	return lines
+}
+
+func controllerLine(d *appsv1.Deployment) checkLine {
+	what := fmt.Sprintf("controller %s/%s: %s (image %s)", d.Namespace, d.Name, availability(d), controllerImage(d))
+	if d.Status.AvailableReplicas == 0 {
+		return failing(describeFix(d), "%s", what)
+	}
+	return passed("%s", what)
+}
+
+// leader: one replica of each controller holds the Lease and renews it.
+func (k *checker) leader(ctx context.Context) []checkLine {
+	var lines []checkLine
+	for _, c := range k.controllers {
+		if v, ok := c.flag("leader-elect"); !ok || v == "false" {
+			lines = append(lines, passed("controller %s/%s: runs without --leader-elect (one replica, no Lease)", c.d.Namespace, c.d.Name))
+			continue
+		}
+		ns := c.d.Namespace
+		if v, ok := c.flag("leader-election-namespace"); ok && v != "" {
+			ns = v
+		}
+		lines = append(lines, k.leaseLine(ctx, c, ns))
+	}
+	return lines
+}
+
+func (k *checker) leaseLine(ctx context.Context, c *controllerDeployment, ns string) checkLine {
+	name := ns + "/" + leaderElectionID
+	logs := fmt.Sprintf("kubectl -n %s logs deployment/%s", c.d.Namespace, c.d.Name)
+	l := &coordinationv1.Lease{}
+	err := k.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: leaderElectionID}, l)
+	switch {
+	case apierrors.IsNotFound(err):
+		return failing(logs, "leader: no Lease %s: no replica has become leader yet", name)
+	case err != nil:
+		return cannotTell("leader", err)
+	}
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	if holder == "" || l.Spec.RenewTime == nil {
+		return failing(logs, "leader: Lease %s is held by no replica", name)
+	}
+	age := k.now.Sub(l.Spec.RenewTime.Time).Round(time.Second)
+	if age > leaseStaleAfter(l) {
+		return failing(logs, "leader: Lease %s held by %s, last renewed %s ago: the leader stopped renewing it", name, holder, age)
+	}
+	return passed("leader: %s (Lease %s renewed %s ago)", holder, name, max(age, 0))
+}
+
+// leaseStaleAfter is how old a renewal may look before the leader is
+// taken for gone: twice the Lease's duration, and at least 30 s, for the
+// clocks of this machine and the controller's.
+func leaseStaleAfter(l *coordinationv1.Lease) time.Duration {
+	d := 15 * time.Second
+	if l.Spec.LeaseDurationSeconds != nil {
+		d = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	}
+	return max(2*d, 30*time.Second)
+}
+
+// receiver: the receiver's Service exists and routes to a ready replica.
+func (k *checker) receiver(ctx context.Context) []checkLine {
+	var lines []checkLine
+	for _, c := range k.controllers {
+		if v, _ := c.flag("receiver-bind-address"); v == "0" {
+			lines = append(lines, passed("receiver of %s/%s: off (--receiver-bind-address=0): no push webhooks", c.d.Namespace, c.d.Name))
+			continue
+		}
+		lines = append(lines, k.receiverLine(ctx, c))
+	}
+	return lines
+}
+
+func (k *checker) receiverLine(ctx context.Context, c *controllerDeployment) checkLine {
+	ns := c.d.Namespace
+	name := ns + "/" + receiverService
+	err := k.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: receiverService}, &corev1.Service{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return failing(installFix, "receiver: no Service %s", name)
+	case err != nil:
+		return cannotTell("receiver", err)
+	}
+	ready, err := k.readyEndpoints(ctx, ns, receiverService)
+	if err != nil {
+		return cannotTell("receiver", err)
+	}
+	if ready == 0 {
+		return failing(fmt.Sprintf("kubectl -n %s get pods -l %s=%s: a replica is ready once its receiver listens", ns, controllerLabel, controllerLabelValue),
+			"receiver: Service %s has no ready endpoint", name)
+	}
+	ext, _ := c.flag("receiver-external-url")
+	if ext == "" {
+		ext = "none (no --receiver-external-url: GitRepositories show status.webhookPath only)"
+	}
+	return passed("receiver: Service %s has %d ready endpoint(s); external URL %s", name, ready, ext)
+}
+
+// readyEndpoints counts the ready endpoints of a Service's EndpointSlices.
+func (k *checker) readyEndpoints(ctx context.Context, ns, service string) (int, error) {
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := k.c.List(ctx, slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: service}); err != nil {
+		return 0, fmt.Errorf("list endpointslices: %w", err)
+	}
+	n := 0
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				n++
+			}
+		}
+	}
+	return n, nil
+}

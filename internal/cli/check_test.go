@@ -1,0 +1,107 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+func TestParseWatched(t *testing.T) {
+	for _, tc := range []struct {
+		name, conf string
+		want       []string
+	}{
+		{"unset", "kubernetes.operator.reconcile.interval: 15 s\n", nil},
+		{"flat", "kubernetes.operator.watched.namespaces: flink, other\n", []string{"flink", "other"}},
+		{"quoted", `kubernetes.operator.watched.namespaces: "flink"` + "\n", []string{"flink"}},
+		{"all", "kubernetes.operator.watched.namespaces: JOSDK_ALL_NAMESPACES\n", nil},
+		{"empty", "kubernetes.operator.watched.namespaces:\n", nil},
+		{"nested", "kubernetes:\n  operator:\n    watched:\n      namespaces: a,b\n", []string{"a", "b"}},
+		{"nested list", "kubernetes:\n  operator.watched.namespaces: [a, b]\n", []string{"a", "b"}},
+		{"not YAML", "kubernetes.operator.watched.namespaces: a\n\tbad: [\n", []string{"a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, parseWatched(tc.conf)) })
+	}
+}
+
+func TestOperatorImageAndVersion(t *testing.T) {
+	d := func(image string, labels map[string]string) *appsv1.Deployment {
+		dep := &appsv1.Deployment{}
+		dep.Labels = labels
+		dep.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar", Image: "busybox:1"}, {Name: "op", Image: image}}
+		return dep
+	}
+	for _, tc := range []struct {
+		image   string
+		labels  map[string]string
+		found   bool
+		version string
+	}{
+		{"ghcr.io/apache/flink-kubernetes-operator:1.10.0", nil, true, "1.10.0"},
+		{"registry:5000/mirror/flink-kubernetes-operator@sha256:abc", map[string]string{"app.kubernetes.io/version": "1.11.0"}, true, "1.11.0"},
+		{"flink-kubernetes-operator", nil, true, "unknown"},
+		{"example/flink-kubernetes-operator-fork:1", nil, false, ""},
+	} {
+		dep := d(tc.image, tc.labels)
+		img := operatorImage(dep)
+		assert.Equal(t, tc.found, img != "", tc.image)
+		if tc.found {
+			assert.Equal(t, tc.version, (&flinkOperator{d: dep, image: img}).version(), tc.image)
+		}
+	}
+}
+
+// TestCRDDrift: the CLI's own CRDs match themselves; each kind of
+// difference is named.
+func TestCRDDrift(t *testing.T) {
+	crds, err := embeddedCRDs()
+	require.NoError(t, err)
+	require.Len(t, crds, 2)
+	for _, want := range crds {
+		assert.Empty(t, crdDrift(want, want.DeepCopy()), want.Name)
+		for name, tc := range map[string]struct {
+			edit func(*apiextensionsv1.CustomResourceDefinition)
+			want string
+		}{
+			"field removed": {func(c *apiextensionsv1.CustomResourceDefinition) {
+				delete(c.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties, "status")
+			}, "version v1alpha1: the schema differs"},
+			"version missing": {func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Name = "v1beta1" },
+				"version v1alpha1 is not installed"},
+			"extra version": {func(c *apiextensionsv1.CustomResourceDefinition) {
+				c.Spec.Versions = append(c.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1beta1"})
+			}, "the cluster has version v1beta1"},
+			"columns": {func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].AdditionalPrinterColumns = nil },
+				"the printer columns differ"},
+			"not served": {func(c *apiextensionsv1.CustomResourceDefinition) { c.Spec.Versions[0].Served = false },
+				"served or storage differ"},
+		} {
+			got := want.DeepCopy()
+			tc.edit(got)
+			assert.Contains(t, crdDrift(want, got), tc.want, "%s: %s", want.Name, name)
+		}
+	}
+}
+
+func TestReportChecks(t *testing.T) {
+	var out bytes.Buffer
+	err := reportChecks(&out, []checkLine{passed("a"), unsure("ask", "b: unknown"), failing("do this", "c")})
+	assert.Equal(t, "✔ a\n? b: unknown\n    → ask\n✗ c\n    → do this\n", out.String())
+	var ee *exitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.code)
+
+	out.Reset()
+	require.NoError(t, reportChecks(&out, []checkLine{passed("a"), unsure("", "b")}), "unknown is not a failure")
+}

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// watchedKey is the operator's option listing the namespaces it watches;
+// unset, empty or allNamespaces is every namespace.
+const (
+	watchedKey    = "kubernetes.operator.watched.namespaces"
+	allNamespaces = "JOSDK_ALL_NAMESPACES"
+)
+
+// operatorConfigFiles are the keys of the operator's ConfigMap that hold
+// its configuration (the Helm chart writes flink-conf.yaml).
+var operatorConfigFiles = []string{"flink-conf.yaml", "config.yaml"}
+
+var errNoOperatorConfig = errors.New("no flink-conf.yaml or config.yaml in the ConfigMaps its pods mount")
+
+// operatorWatches: every Flink operator found watches -n.
+func (k *checker) operatorWatches(ctx context.Context) []checkLine {
+	if len(k.operators) == 0 {
+		return []checkLine{unsure("", "Flink operator watches %s: unknown (no operator found)", k.ns)}
+	}
+	var lines []checkLine
+	for _, o := range k.operators {
+		name := o.d.Namespace + "/" + o.d.Name
+		watched, err := k.watchedNamespaces(ctx, o)
+		switch {
+		case err != nil:
+			lines = append(lines, cannotTell(fmt.Sprintf("Flink operator %s watches %s", name, k.ns), err))
+		case watched == nil:
+			lines = append(lines, passed("Flink operator %s watches every namespace", name))
+		case slices.Contains(watched, k.ns):
+			lines = append(lines, passed("Flink operator %s watches %s", name, k.ns))
+		default:
+			fix := fmt.Sprintf("add %s to the operator's watchNamespaces (helm upgrade --reuse-values --set 'watchNamespaces={%s}' ...; "+
+				"the chart then also creates the flink ServiceAccount there)", k.ns, strings.Join(append(watched, k.ns), ","))
+			lines = append(lines, failing(fix, "Flink operator %s watches %s, not %s", name, strings.Join(watched, ", "), k.ns))
+		}
+	}
+	return lines
+}
+
+// watchedNamespaces reads the operator's configuration from the ConfigMaps
+// its pods mount; nil is every namespace.
+func (k *checker) watchedNamespaces(ctx context.Context, o *flinkOperator) ([]string, error) {
+	for _, v := range o.d.Spec.Template.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		cm := &corev1.ConfigMap{}
+		if err := k.c.Get(ctx, types.NamespacedName{Namespace: o.d.Namespace, Name: v.ConfigMap.Name}, cm); err != nil {
+			return nil, fmt.Errorf("read ConfigMap %s/%s: %w", o.d.Namespace, v.ConfigMap.Name, err)
+		}
+		for _, file := range operatorConfigFiles {
+			if conf, ok := cm.Data[file]; ok {
+				return parseWatched(conf), nil
+			}
+		}
+	}
+	return nil, errNoOperatorConfig
+}
+
+// parseWatched reads watchedKey from a Flink configuration file: a flat
+// "key: value" file (flink-conf.yaml) or nested YAML (config.yaml), the
+// value a comma-separated string or a list. nil is every namespace.
+func parseWatched(conf string) []string {
+	var raw string
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(conf), &m); err == nil {
+		raw = flatValue(m, watchedKey)
+	} else {
+		raw = scanValue(conf, watchedKey)
+	}
+	var out []string
+	for _, n := range strings.Split(raw, ",") {
+		n = strings.Trim(strings.TrimSpace(n), `"'`)
+		if n == allNamespaces {
+			return nil
+		}
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// flatValue finds key in m, its dots standing for either a flat key or
+// nesting ("a.b: x" and "a: {b: x}").
+func flatValue(m map[string]any, key string) string {
+	if v, ok := m[key]; ok {
+		return valueString(v)
+	}
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok && strings.HasPrefix(key, k+".") {
+			if s := flatValue(sub, strings.TrimPrefix(key, k+".")); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+func valueString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		parts := make([]string, 0, len(t))
+		for _, p := range t {
+			parts = append(parts, fmt.Sprint(p))
+		}
+		return strings.Join(parts, ",")
+	}
+	return ""
+}
+
+// scanValue is the value of a "key: value" line, for a file that is not
+// valid YAML (Flink's legacy parser is more lenient).
+func scanValue(conf, key string) string {
+	s := bufio.NewScanner(strings.NewReader(conf))
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
