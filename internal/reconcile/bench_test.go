@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -82,8 +83,11 @@ func BenchmarkIdleDeployments(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for i := 0; i < n; i++ {
-		eventually(t, ns, "ACTIVE_BLUE", state(t, ns, fmt.Sprintf("job-%03d", i), v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	// All of them, not one by one with eventually's deadline each: the
+	// first created need not be the first ready, and on a loaded machine
+	// 200 first deployments take minutes.
+	if err := allActive(ctx, ns, n, 10*time.Minute); err != nil {
+		b.Fatal(err)
 	}
 	time.Sleep(5 * time.Second)
 	b.ResetTimer()
@@ -94,6 +98,31 @@ func BenchmarkIdleDeployments(b *testing.B) {
 		b.ReportMetric(float64(rc.requests.Load()-req)*scale, "requests/idle-min")
 		b.ReportMetric(float64(rc.writes.Load()-wr)*scale, "writes/idle-min")
 		b.ReportMetric((cpuSeconds()-cpu)*scale, "cpu-s/idle-min")
+	}
+}
+
+// allActive waits until n FlinkBlueGreenDeployments of ns are ACTIVE_BLUE
+// with their job RUNNING.
+func allActive(ctx context.Context, ns string, n int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		list := &v1alpha1.FlinkBlueGreenDeploymentList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		active := 0
+		for _, p := range list.Items {
+			if p.Status.BlueGreenState == v1alpha1.ActiveBlue && p.Status.JobStatus.State == v1alpha1.JobRunning {
+				active++
+			}
+		}
+		if active == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d ACTIVE_BLUE after %s", active, n, within)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
