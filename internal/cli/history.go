@@ -8,14 +8,12 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
@@ -59,18 +57,13 @@ func newHistoryCommand() *cobra.Command {
 // readFBGD gets the FlinkBlueGreenDeployment name in the namespace the
 // flags name.
 func (k *kubeFlags) readFBGD(cmd *cobra.Command, name string) (*v1alpha1.FlinkBlueGreenDeployment, error) {
-	c, ns, err := k.connect()
+	n, err := k.named(cmd, name)
 	if err != nil {
 		return nil, err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	obj, err := readObject(ctx, c, fbgdKind, key)
+	obj, err := n.read(fbgdKind)
 	if err != nil {
-		return nil, notFoundOr(fbgdKind, key, err)
+		return nil, err
 	}
 	return obj.(*v1alpha1.FlinkBlueGreenDeployment), nil
 }

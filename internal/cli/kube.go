@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,4 +113,35 @@ func (k *kubeFlags) completeNames(kd *kind) cobra.CompletionFunc {
 		sort.Strings(names)
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// named is the object NAME a command acts on, in the namespace the flags
+// name, with the client and context to reach it.
+type named struct {
+	ctx    context.Context
+	client client.Client
+	key    types.NamespacedName
+}
+
+// named connects and names NAME in the flags' namespace.
+func (k *kubeFlags) named(cmd *cobra.Command, name string) (*named, error) {
+	c, ns, err := k.connect()
+	if err != nil {
+		return nil, err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &named{ctx: ctx, client: c, key: types.NamespacedName{Namespace: ns, Name: name}}, nil
+}
+
+// read gets the object as kind kd; a missing object is "KIND ns/name not
+// found".
+func (n *named) read(kd *kind) (client.Object, error) {
+	obj, err := readObject(n.ctx, n.client, kd, n.key)
+	if err != nil {
+		return nil, notFoundOr(kd, n.key, err)
+	}
+	return obj, nil
 }

@@ -76,15 +76,11 @@ func (r *request) command(f *requestFlags) *cobra.Command {
 }
 
 func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
-	c, ns, err := f.connect()
+	n, err := f.named(cmd, name)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
+	ctx, c, key := n.ctx, n.client, n.key
 	obj, err := r.precheck(ctx, c, key, f.wait)
 	if err != nil {
 		return err

@@ -80,19 +80,15 @@ undo it otherwise): commit the same change before resuming it.`,
 }
 
 func (f *rollbackFlags) run(cmd *cobra.Command, name string) error {
-	c, ns, err := f.connect()
+	n, err := f.named(cmd, name)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	obj, err := readObject(ctx, c, fbgdKind, key)
+	obj, err := n.read(fbgdKind)
 	if err != nil {
-		return notFoundOr(fbgdKind, key, err)
+		return err
 	}
+	ctx, c := n.ctx, n.client
 	p := obj.(*v1alpha1.FlinkBlueGreenDeployment)
 	i, err := findEntry(p.Status.History, f.to)
 	if err != nil {

@@ -87,19 +87,15 @@ func (f *waitFlags) run(cmd *cobra.Command, k *kind, name string) error {
 	if err != nil {
 		return err
 	}
-	c, ns, err := f.connect()
+	n, err := f.named(cmd, name)
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	key := types.NamespacedName{Namespace: ns, Name: name}
-	obj, err := readObject(ctx, c, k, key)
+	obj, err := n.read(k)
 	if err != nil {
-		return notFoundOr(k, key, err)
+		return err
 	}
+	ctx, c, key := n.ctx, n.client, n.key
 	b, err := f.timeout.budgetFor(time.Now(), obj)
 	if err != nil {
 		return err
