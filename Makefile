@@ -150,6 +150,18 @@ mutate: ## Mutation score of internal/bluegreen (30-50 min on 2 cores, not part 
 bench: tools $(if $(filter 0,$(FLUX)),,flux) ## Go + scenario benchmarks with Flux in the same run (~35 min; FLUX=0 leaves Flux out, ~20 min; not part of test/CI): bench/results.md, results.json.
 	hack/bench.sh
 
+# make chaos: the fault soak of issue 17 (not part of test or CI; the
+# 150 s variant with a fixed seed runs in make test, internal/chaos
+# TestShortSoak). DURATION is the fault phase; SEED, when empty, is drawn
+# and printed.
+DURATION ?= 60m
+SEED ?=
+
+.PHONY: chaos
+chaos: tools build ## Fault soak of the whole system: DURATION (default 60m), SEED (default random, printed); writes chaos/results.md.
+	$(GO) build -o $(BIN)/chaos ./hack/chaos
+	$(BIN)/chaos -duration $(DURATION) -seed "$(SEED)" -bg-gitops $(BIN)/bg-gitops -out chaos/results.md
+
 .PHONY: demo
 demo: tools build ## Run the local demo: the story from git push to commit status, then keep running (Ctrl-C stops it).
 	$(BIN)/bg-gitops dev --scenario

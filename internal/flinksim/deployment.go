@@ -42,6 +42,9 @@ func (d deployment) updatedAt() time.Time {
 	return t
 }
 
+// revision is the bggitops.dev/revision the controller stamped on it.
+func (d deployment) revision() string { return d.GetAnnotations()[v1alpha1.RevisionAnnotation] }
+
 func (d deployment) suspended() bool { return d.str("spec", "job", "state") == "suspended" }
 
 func (d deployment) stateful() bool {
@@ -71,7 +74,8 @@ func (s *Simulator) reconcileDeployment(ctx context.Context, req reconcile.Reque
 // teardown stops the job, removes its cluster's REST Service and releases
 // the finalizer after TeardownDelay.
 func (s *Simulator) teardown(ctx context.Context, d deployment) (reconcile.Result, error) {
-	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), s.now())
+	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), Stop{At: s.now(), Reason: StopDeleted,
+		Revision: d.revision(), DeletedAt: d.GetDeletionTimestamp().Time})
 	s.forgetSeen(d)
 	if err := s.deleteRestService(ctx, d); err != nil {
 		return reconcile.Result{}, err
@@ -95,7 +99,11 @@ func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result,
 	if running && d.stateful() {
 		d.setStatus(s.internalSavepoint(d, oldJob), "jobStatus", "upgradeSavepointPath")
 	}
-	s.lineage.stopJob(oldJob, s.now())
+	reason := StopRedeployed
+	if d.suspended() {
+		reason = StopSuspended
+	}
+	s.lineage.stopJob(oldJob, Stop{At: s.now(), Reason: reason, Revision: d.revision()})
 	d.setStatus(d.GetGeneration(), "observedGeneration")
 	if d.suspended() {
 		// A suspended job has no JobManager, so no REST Service.
@@ -208,7 +216,8 @@ func (s *Simulator) start(ctx context.Context, d deployment) (reconcile.Result, 
 		from = restorePath(d, false)
 	}
 	now := s.now()
-	s.lineage.startJob(&Job{ID: jobID, Deployment: d.GetNamespace() + "/" + d.GetName(), RestoredFrom: from, StartedAt: now})
+	s.lineage.startJob(&Job{ID: jobID, Deployment: d.GetNamespace() + "/" + d.GetName(), RestoredFrom: from, StartedAt: now,
+		Revision: d.revision()})
 	d.setStatus("STABLE", "lifecycleState")
 	d.setStatus("RUNNING", "jobStatus", "state")
 	d.setStatus("READY", "jobManagerDeploymentStatus")

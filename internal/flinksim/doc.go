@@ -28,6 +28,11 @@ const (
 	FaultFailAfter = "bggitops.dev/simulate-fail-after"
 	// FaultSavepoint ("fail" or "hang"): savepoints of this job fail or never finish.
 	FaultSavepoint = "bggitops.dev/simulate-savepoint"
+	// FaultSavepointTimes (an integer N) limits FaultSavepoint to the first
+	// N savepoints of this FlinkDeployment; later ones complete. A Git
+	// history can then hold the fault without holding every later rollout
+	// of the job (internal/chaos).
+	FaultSavepointTimes = "bggitops.dev/simulate-savepoint-times"
 	// FaultSavepointDelay (a Go duration) overrides Options.SavepointDelay
 	// for savepoints of this job: a test that acts while a savepoint is in
 	// progress makes that phase last.

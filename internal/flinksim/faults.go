@@ -79,7 +79,7 @@ func (s *Simulator) maybeFail(ctx context.Context, d deployment) (reconcile.Resu
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	now := s.now()
-	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), now)
+	s.lineage.stopJob(d.str("status", "jobStatus", "jobId"), Stop{At: now, Reason: StopFailed, Revision: d.revision()})
 	d.setStatus("FAILED", "lifecycleState")
 	d.setStatus("FAILED", "jobStatus", "state")
 	d.setStatus("simulated job failure", "error")

@@ -23,8 +23,40 @@ type Job struct {
 	RestoredFrom string // savepoint (or checkpoint) path, empty for a fresh start
 	StartOffset  int64  // offset restored from it (0 for a fresh start)
 	StartedAt    time.Time
-	Stopped      bool
-	StoppedAt    time.Time // its offset stops growing then
+	// Revision is the FlinkDeployment's bggitops.dev/revision annotation
+	// when the job started.
+	Revision  string
+	Stopped   bool
+	StoppedAt time.Time // its offset stops growing then
+	// StopReason says why it stopped (a Stop* constant).
+	StopReason string
+	// StopRevision is the FlinkDeployment's bggitops.dev/revision when the
+	// job stopped: for StopSuspended, the revision that asked for it.
+	StopRevision string
+	// DeletedAt is the FlinkDeployment's deletionTimestamp, for
+	// StopDeleted: when the deletion was asked, not when the simulator
+	// saw it.
+	DeletedAt time.Time
+}
+
+// Why a job stopped.
+const (
+	// StopDeleted: its FlinkDeployment was deleted.
+	StopDeleted = "deleted"
+	// StopRedeployed: a new spec restarted the job in place.
+	StopRedeployed = "redeployed"
+	// StopSuspended: the spec suspended the job.
+	StopSuspended = "suspended"
+	// StopFailed: the job failed (a simulated fault).
+	StopFailed = "failed"
+)
+
+// Stop describes the end of a job.
+type Stop struct {
+	At        time.Time
+	Reason    string
+	Revision  string
+	DeletedAt time.Time
 }
 
 // Savepoint is one completed simulated savepoint, or the last checkpoint
@@ -41,10 +73,24 @@ type Lineage struct {
 	mu         sync.Mutex
 	jobs       map[string]*Job
 	savepoints map[string]Savepoint
+	journal    *journal // nil: not journaled
 }
 
 func newLineage() *Lineage {
 	return &Lineage{jobs: map[string]*Job{}, savepoints: map[string]Savepoint{}}
+}
+
+// Savepoints returns every savepoint (and restart checkpoint) recorded,
+// oldest first.
+func (l *Lineage) Savepoints() []Savepoint {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Savepoint, 0, len(l.savepoints))
+	for _, sp := range l.savepoints {
+		out = append(out, sp)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].At.Before(out[b].At) })
+	return out
 }
 
 // Jobs returns every job started, oldest first.
@@ -85,14 +131,21 @@ func (l *Lineage) startJob(j *Job) {
 		j.StartOffset = sp.Offset
 	}
 	l.jobs[j.ID] = j
+	l.journal.write(entry{Job: j})
 }
 
-func (l *Lineage) stopJob(id string, now time.Time) {
+func (l *Lineage) stopJob(id string, stop Stop) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if j, ok := l.jobs[id]; ok && !j.Stopped {
-		j.Stopped, j.StoppedAt = true, now
+		j.applyStop(stop)
+		l.journal.write(entry{Stop: &stopEntry{JobID: id, Stop: stop}})
 	}
+}
+
+func (j *Job) applyStop(s Stop) {
+	j.Stopped, j.StoppedAt = true, s.At
+	j.StopReason, j.StopRevision, j.DeletedAt = s.Reason, s.Revision, s.DeletedAt
 }
 
 func (l *Lineage) known(id string) bool {
@@ -120,6 +173,7 @@ func (l *Lineage) addSavepoint(sp Savepoint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.savepoints[normalizePath(sp.Path)] = sp
+	l.journal.write(entry{Savepoint: &sp})
 }
 
 func normalizePath(p string) string {

@@ -38,6 +38,9 @@ type Options struct {
 	// ObserveDelay is how long a new spec goes unobserved (default 0: at
 	// once); FaultObserveDelay overrides it per FlinkDeployment.
 	ObserveDelay time.Duration
+	// Lineage is the record to go on from (ReadJournal of the journal of a
+	// simulator that ran before); default a new one.
+	Lineage *Lineage
 }
 
 func (o Options) withDefaults() Options {
@@ -63,6 +66,10 @@ type Simulator struct {
 	mu       sync.Mutex
 	restores map[string]string                // jobID → savepoint path it will restore from
 	seen     map[types.NamespacedName]seenGen // when a not yet observed generation was first seen
+	// savepointFaults counts the savepoints FaultSavepoint hit, by
+	// FlinkDeployment uid; faulted holds the snapshots (by uid) it hit.
+	savepointFaults map[types.UID]int
+	faulted         map[types.UID]bool
 }
 
 // seenGen is the first sight of a FlinkDeployment's new generation.
@@ -73,9 +80,14 @@ type seenGen struct {
 
 // New returns a simulator; call SetupWithManager to start it.
 func New(opts Options) *Simulator {
+	lineage := opts.Lineage
+	if lineage == nil {
+		lineage = newLineage()
+	}
 	return &Simulator{
-		opts: opts.withDefaults(), lineage: newLineage(), now: time.Now,
+		opts: opts.withDefaults(), lineage: lineage, now: time.Now,
 		restores: map[string]string{}, seen: map[types.NamespacedName]seenGen{},
+		savepointFaults: map[types.UID]int{}, faulted: map[types.UID]bool{},
 	}
 }
 

@@ -52,6 +52,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	sim = flinksim.New(flinksim.Options{StartDelay: 300 * time.Millisecond, SavepointDelay: 300 * time.Millisecond})
+	sim.Lineage().JournalTo(journal)
 	if err := sim.SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -344,4 +345,27 @@ spec: {jobReference: {kind: FlinkDeployment, name: %s}, savepoint: {}}`, name, j
 	eventually(t, field(t, plainSnap, "status", "state"), "COMPLETED")
 	assert.Equal(t, "IN_PROGRESS", field(t, heldSnap, "status", "state")(),
 		"triggered first, with the same default delay over, it waits for its own")
+}
+
+// TestSavepointFaultTimes: FaultSavepointTimes limits a savepoint fault to
+// the first savepoints of the FlinkDeployment; later ones complete.
+func TestSavepointFaultTimes(t *testing.T) {
+	failing := create(t, fmt.Sprintf(job, "sponce", `"bggitops.dev/simulate-savepoint": "fail", "bggitops.dev/simulate-savepoint-times": "1"`, ""))
+	hanging := create(t, fmt.Sprintf(job, "sphangonce", `"bggitops.dev/simulate-savepoint": "hang", "bggitops.dev/simulate-savepoint-times": "1"`, ""))
+	for _, fd := range []*unstructured.Unstructured{failing, hanging} {
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	}
+	snapshot := func(name, jobName string) *unstructured.Unstructured {
+		return create(t, fmt.Sprintf(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: %s}
+spec: {jobReference: {kind: FlinkDeployment, name: %s}, savepoint: {}}`, name, jobName))
+	}
+	eventually(t, field(t, snapshot("sponce-1", "sponce"), "status", "state"), "FAILED")
+	eventually(t, field(t, snapshot("sponce-2", "sponce"), "status", "state"), "COMPLETED")
+	held := snapshot("sphangonce-1", "sphangonce")
+	eventually(t, field(t, held, "status", "state"), "IN_PROGRESS")
+	eventually(t, field(t, snapshot("sphangonce-2", "sphangonce"), "status", "state"), "COMPLETED")
+	assert.Equal(t, "IN_PROGRESS", field(t, held, "status", "state")(), "the first one still hangs")
 }

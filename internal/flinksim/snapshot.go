@@ -8,6 +8,7 @@ package flinksim
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,8 +66,11 @@ func (s *Simulator) trigger(ctx context.Context, sn deployment) (reconcile.Resul
 	if !ok {
 		return s.fail(ctx, sn, "job "+sn.str("spec", "jobReference", "name")+" is not running")
 	}
-	if configValue(d.Unstructured, FaultSavepoint) == "fail" {
+	switch s.savepointFault(d, sn) {
+	case "fail":
 		return s.fail(ctx, sn, "simulated savepoint failure")
+	case "hang":
+		s.markFaulted(sn)
 	}
 	sn.setStatus("IN_PROGRESS", "state")
 	sn.setStatus(newID(), "triggerId")
@@ -86,7 +90,7 @@ func (s *Simulator) complete(ctx context.Context, sn deployment) (reconcile.Resu
 	if !ok {
 		return s.fail(ctx, sn, "job "+sn.str("spec", "jobReference", "name")+" stopped during the savepoint")
 	}
-	if configValue(d.Unstructured, FaultSavepoint) == "hang" {
+	if s.hangs(d, sn) {
 		return reconcile.Result{}, nil
 	}
 	started, _ := time.Parse(time.RFC3339Nano, sn.str("status", "triggerTimestamp"))
@@ -101,4 +105,44 @@ func (s *Simulator) complete(ctx context.Context, sn deployment) (reconcile.Resu
 	sn.setStatus(path, "path")
 	sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "resultTimestamp")
 	return reconcile.Result{}, s.client.Status().Update(ctx, sn.Unstructured)
+}
+
+// savepointFault is the FaultSavepoint value that applies to a snapshot
+// being triggered: "" once FaultSavepointTimes savepoints of d were hit.
+func (s *Simulator) savepointFault(d deployment, sn deployment) string {
+	fault := configValue(d.Unstructured, FaultSavepoint)
+	if fault == "" {
+		return ""
+	}
+	times, err := strconv.Atoi(configValue(d.Unstructured, FaultSavepointTimes))
+	if err != nil {
+		return fault
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.savepointFaults[d.GetUID()] >= times {
+		return ""
+	}
+	s.savepointFaults[d.GetUID()]++
+	return fault
+}
+
+func (s *Simulator) markFaulted(sn deployment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faulted[sn.GetUID()] = true
+}
+
+// hangs reports a snapshot that FaultSavepoint "hang" holds: every one
+// without FaultSavepointTimes, else those it hit when triggered.
+func (s *Simulator) hangs(d deployment, sn deployment) bool {
+	if configValue(d.Unstructured, FaultSavepoint) != "hang" {
+		return false
+	}
+	if _, err := strconv.Atoi(configValue(d.Unstructured, FaultSavepointTimes)); err != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.faulted[sn.GetUID()]
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Status is a commit status as Gitea's API returns it.
@@ -24,6 +25,8 @@ type Status struct {
 	State       string `json:"status"`
 	Description string `json:"description"`
 	TargetURL   string `json:"target_url"`
+	// Created is when Gitea recorded it.
+	Created time.Time `json:"created_at"`
 }
 
 // CreateRepo creates an empty repository (no auto-init) owned by the admin

@@ -1,0 +1,15 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package process
+
+import "syscall"
+
+// sysProcAttr: a process group of its own, killed by the kernel when the
+// forking thread (see spawn) dies.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
