@@ -215,6 +215,11 @@ type GitRepositoryStatus struct {
 	// LastAppliedRevision is the revision last applied successfully.
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+	// AppliedRevisions are the last revisions applied successfully, oldest
+	// first (at most 8): their sync commit status is success, even when
+	// the forge was down until a newer revision replaced them.
+	// +optional
+	AppliedRevisions []string `json:"appliedRevisions,omitempty"`
 	// LastAttemptedRevision is the revision last tried.
 	// +optional
 	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
@@ -280,6 +285,12 @@ type CommitStatusRecord struct {
 	// and revision: they stop at a bound (README, "Commit statuses").
 	// +optional
 	Pending int32 `json:"pending,omitempty"`
+	// Unconfirmed: the post of this status got no answer (a timeout, a
+	// lost connection), so the forge may or may not have it. It is looked
+	// for and posted again until the forge confirms it, and a pending one
+	// still gets its verdict.
+	// +optional
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 }
 
 // +kubebuilder:object:root=true

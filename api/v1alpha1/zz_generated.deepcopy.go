@@ -438,6 +438,11 @@ func (in *GitRepositoryStatus) DeepCopyInto(out *GitRepositoryStatus) {
 		*out = new(Artifact)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.AppliedRevisions != nil {
+		in, out := &in.AppliedRevisions, &out.AppliedRevisions
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Inventory != nil {
 		in, out := &in.Inventory, &out.Inventory
 		*out = new(Inventory)

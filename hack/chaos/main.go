@@ -67,6 +67,9 @@ func run() int {
 	}
 	fmt.Printf("chaos: %d violations, %d lost and %d duplicated commit statuses, %d process groups left; report %s\n",
 		len(rep.Violations), rep.Lost, rep.Duplicated, len(rep.Leaks), *out)
+	if rep.Dir != "" {
+		fmt.Printf("chaos: logs of every process in %s\n", rep.Dir)
+	}
 	if runErr != nil {
 		fmt.Fprintln(os.Stderr, "error:", runErr)
 		return 1

@@ -25,7 +25,6 @@ Licensed under the Apache License, Version 2.0.
 // returns, however the run ends; the leaks left are counted.
 //
 // TestShortSoak is the variant in make test (150 s, a fixed seed).
-// regress_test.go (build tag chaos_regression) turns each violation the
-// soak found into a test of its own, which fails until it is fixed; the
-// short variant reports those (knownViolations) without failing on them.
+// regress_test.go turns each violation a soak found into a test of its
+// own, next to the fix.
 package chaos

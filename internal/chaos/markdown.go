@@ -46,7 +46,9 @@ func (r *Report) writeSummary(b *strings.Builder, code string) {
 		fmt.Fprintf(b, "\n\n**The run ended early: %v**", r.Err)
 	}
 	if r.Dir != "" {
-		fmt.Fprintf(b, "\n\nLogs of every process: `%s`.", r.Dir)
+		// Where this machine kept them is printed at the end of the run,
+		// not written here: the report is committed.
+		b.WriteString("\n\nThe logs of every process were kept in the directory the run printed.")
 	}
 	b.WriteString("\n\n")
 }

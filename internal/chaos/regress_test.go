@@ -1,5 +1,3 @@
-//go:build chaos_regression
-
 /*
 Copyright 2026 The bg-gitops Authors.
 
@@ -31,10 +29,6 @@ import (
 // after SIGCONT until its next renewal fails, next to the replica that
 // took the lease meanwhile; both posted the same pending rollout status.
 // README, "Commit statuses": never duplicated.
-//
-// It fails today, so it is not in the default run:
-//
-//	go test -tags chaos_regression -run TestPausedLeaderPostsNoStatusTwice ./internal/chaos
 func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)
@@ -106,10 +100,6 @@ func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 // lost. Here the forge becomes unreachable between the two statuses of
 // commit A (the link to Gitea is cut), commit B is applied meanwhile, and
 // the forge comes back.
-//
-// It fails today, so it is not in the default run:
-//
-//	go test -tags chaos_regression -run TestSupersededSyncVerdictIsPosted ./internal/chaos
 func TestSupersededSyncVerdictIsPosted(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)
@@ -156,10 +146,6 @@ func TestSupersededSyncVerdictIsPosted(t *testing.T) {
 // pushed its record out of status.commitStatuses (the newest 8), the
 // revision got failure after its success. README, "Commit statuses": a
 // success is final; status.liveRevisions holds it.
-//
-// It fails today, so it is not in the default run:
-//
-//	go test -tags chaos_regression -run TestLiveRevisionKeepsItsSuccess ./internal/chaos
 func TestLiveRevisionKeepsItsSuccess(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)

@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -141,13 +143,6 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		return nil, err
 	}
 	limiter(f, cfg).Apply(cfg)
-	if f.leaderElect && f.leaderElectionNS == "" {
-		// controller-runtime would fail with a message naming its own
-		// option; the user needs the name of the flag.
-		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
-			return nil, fmt.Errorf("--leader-elect outside a cluster needs --leader-election-namespace (%s: %w)", inClusterNamespaceFile, err)
-		}
-	}
 	selector, err := labels.Parse(f.watchLabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("--watch-label-selector: %w", err)
@@ -167,6 +162,12 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 			&v1alpha1.GitRepository{}:            {Label: selector},
 			&v1alpha1.FlinkBlueGreenDeployment{}: {Label: selector},
 		}},
+	}
+	var fence func(context.Context) error
+	if f.leaderElect {
+		if fence, err = leaderFence(cfg, &opts); err != nil {
+			return nil, err
+		}
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
@@ -190,8 +191,39 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		MaxCacheBytes:          f.maxCacheBytes,
 		Concurrent:             f.concurrent,
 		ConcurrentPerNamespace: f.concurrentPerNamespace,
+		Fence:                  fence,
 	})
 	return mgr, err
+}
+
+// The leader election timings (controller-runtime's defaults, named here
+// because the fence needs the lease duration).
+const (
+	leaseDuration = 15 * time.Second
+	renewDeadline = 10 * time.Second
+)
+
+// leaderFence creates the leader lock for the manager and the fence that
+// reads it before a commit status is posted (kube.LeaseFence).
+func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) error, error) {
+	ns := opts.LeaderElectionNamespace
+	if ns == "" {
+		// controller-runtime would fail with a message naming its own
+		// option; the user needs the name of the flag.
+		data, err := os.ReadFile(inClusterNamespaceFile)
+		if err != nil {
+			return nil, fmt.Errorf("--leader-elect outside a cluster needs --leader-election-namespace (%s: %w)", inClusterNamespaceFile, err)
+		}
+		ns = strings.TrimSpace(string(data))
+	}
+	lock, err := kube.LeaderLock(cfg, ns, leaderElectionID, renewDeadline)
+	if err != nil {
+		return nil, fmt.Errorf("leader election lock: %w", err)
+	}
+	lease, renew := leaseDuration, renewDeadline
+	opts.LeaderElectionResourceLockInterface, opts.LeaseDuration, opts.RenewDeadline = lock, &lease, &renew
+	fence := &kube.LeaseFence{Lock: lock, LeaseDuration: leaseDuration}
+	return fence.Check, nil
 }
 
 // limiter chooses the client-side rate limit of the manager's and the

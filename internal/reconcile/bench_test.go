@@ -10,16 +10,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 )
 
 // requestCounter counts every request and every write of a client.
@@ -72,24 +75,8 @@ func BenchmarkTransition(b *testing.B) {
 // controller's API requests, writes and CPU per idle minute (measured over
 // a shorter window and scaled).
 func BenchmarkIdleDeployments(b *testing.B) {
-	const n = 200
+	rc := idleDeployments(b)
 	window := 20 * time.Second
-	t := b
-	ns := newNamespace(t)
-	rc := countingController(b, ns)
-	ctx := context.Background()
-	for i := 0; i < n; i++ {
-		if err := env.Client.Create(ctx, fbgdObject(t, ns, fmt.Sprintf("job-%03d", i), 1, "flink:1.20.0", "")); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// All of them, not one by one with eventually's deadline each: the
-	// first created need not be the first ready, and on a loaded machine
-	// 200 first deployments take minutes.
-	if err := allActive(ctx, ns, n, 10*time.Minute); err != nil {
-		b.Fatal(err)
-	}
-	time.Sleep(5 * time.Second)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req, wr, cpu := rc.requests.Load(), rc.writes.Load(), cpuSeconds()
@@ -99,6 +86,47 @@ func BenchmarkIdleDeployments(b *testing.B) {
 		b.ReportMetric(float64(rc.writes.Load()-wr)*scale, "writes/idle-min")
 		b.ReportMetric((cpuSeconds()-cpu)*scale, "cpu-s/idle-min")
 	}
+}
+
+// idle is the settled world of BenchmarkIdleDeployments, set up once per
+// process: the testing package calls a benchmark more than once (b.N = 1
+// first), and a second set of 200 deployments would measure 400.
+var idle struct {
+	once sync.Once
+	rc   *requestCounter
+	err  error
+}
+
+func idleDeployments(b *testing.B) *requestCounter {
+	const n = 200
+	idle.once.Do(func() {
+		ns := reconciletest.Namespace(b, env.Client)
+		idle.rc = &requestCounter{}
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { idle.rc.next = rt; return idle.rc })
+		// Not bound to this call's b (its cleanups run before the next
+		// call measures): it runs until the process ends. No
+		// GitRepository here, so no git cache to clean up.
+		if _, idle.err = reconciletest.Start(cfg, reconciletest.Options{Namespace: ns,
+			Controllers: &reconcile.Options{Concurrent: 2}}); idle.err != nil {
+			return
+		}
+		ctx := context.Background()
+		for i := 0; i < n && idle.err == nil; i++ {
+			idle.err = env.Client.Create(ctx, fbgdObject(b, ns, fmt.Sprintf("job-%03d", i), 1, "flink:1.20.0", ""))
+		}
+		// All of them, not one by one with eventually's deadline each: the
+		// first created need not be the first ready, and on a loaded
+		// machine 200 first deployments take minutes.
+		if idle.err == nil {
+			idle.err = allActive(ctx, ns, n, 10*time.Minute)
+		}
+		time.Sleep(5 * time.Second)
+	})
+	if idle.err != nil {
+		b.Fatal(idle.err)
+	}
+	return idle.rc
 }
 
 // allActive waits until n FlinkBlueGreenDeployments of ns are ACTIVE_BLUE

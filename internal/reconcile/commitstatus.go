@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +60,9 @@ type CommitStatusReporter struct {
 	// AllowInsecureHTTP accepts http:// forge addresses (the token then
 	// travels in clear text): --allow-insecure-http, for local setups.
 	AllowInsecureHTTP bool
+	// Fence, when set, may refuse right before anything is posted (see
+	// Options.Fence); the status is then left to the replica that leads.
+	Fence func(context.Context) error
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // forge repository → rate limited until
@@ -111,6 +115,12 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
 	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil)
+	var ge *guardError
+	if errors.As(err, &ge) {
+		// Not the forge's doing: no condition, and another try soon.
+		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", ge.err.Error())
+		return forgeRetry
+	}
 	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
 	if err == nil {
 		return 0
@@ -213,6 +223,7 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	for i := range desired {
 		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
 	}
+	desired = append(desired, unconfirmedVerdicts(*records, desired)...)
 	missing := unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
 	if len(missing) == 0 {
 		return nil
@@ -220,6 +231,11 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if guard != nil {
 		if err := guard(ctx); err != nil {
 			return err
+		}
+	}
+	if c.Fence != nil {
+		if err := c.Fence(ctx); err != nil {
+			return &guardError{err}
 		}
 	}
 	key := gr.Spec.CommitStatus.Provider + "|" + gr.Spec.CommitStatus.Address + "|" + gr.Spec.CommitStatus.Repository
@@ -236,6 +252,10 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
 	countCommitStatus(gr, err)
+	var uc *status.UnconfirmedError
+	if errors.As(err, &uc) {
+		acked = append(acked, uc.Record)
+	}
 	*records = mergeRecords(*records, acked)
 	var rl *status.RateLimitedError
 	if errors.As(err, &rl) {
@@ -305,16 +325,34 @@ func unacknowledged(desired []status.Desired, records []v1alpha1.CommitStatusRec
 
 func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
 	for _, r := range records {
-		if r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(d.Status.State) && r.Description == d.Status.Description {
+		if !r.Unconfirmed && r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(d.Status.State) && r.Description == d.Status.Description {
 			return true
 		}
 	}
 	return false
 }
 
+// unconfirmedVerdicts are the verdicts whose post got no answer and that
+// desired no longer holds (the object moved on): they are looked for and
+// posted again, as they were, until the forge confirms them. A pending one
+// is left to desired, which gives it a verdict.
+func unconfirmedVerdicts(records []v1alpha1.CommitStatusRecord, desired []status.Desired) []status.Desired {
+	var out []status.Desired
+	for _, r := range records {
+		if !r.Unconfirmed || r.State == string(status.StatePending) || slices.ContainsFunc(desired, func(d status.Desired) bool {
+			return d.Revision == r.Revision && d.Status.Context == r.Context
+		}) {
+			continue
+		}
+		out = append(out, status.Desired{Revision: r.Revision,
+			Status: status.Entry{Context: r.Context, State: status.State(r.State), Description: r.Description}})
+	}
+	return out
+}
+
 // mergeRecords replaces the record of the same context and revision,
-// counting the pending statuses acknowledged for it, and keeps the newest
-// maxRecords.
+// counting the pending statuses acknowledged for it (an unconfirmed one
+// is not counted), and keeps the newest maxRecords.
 func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
 	for _, a := range acked {
 		kept := records[:0:0]
@@ -326,7 +364,7 @@ func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.Commi
 				a.Pending = r.Pending
 			}
 		}
-		if a.State == string(status.StatePending) {
+		if a.State == string(status.StatePending) && !a.Unconfirmed {
 			a.Pending++
 		}
 		records = append(kept, a)

@@ -8,37 +8,90 @@ package reconcile
 
 import (
 	"fmt"
+	"slices"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/status"
 )
 
-// syncDesired derives the sync commit status from a GitRepository's status.
+// maxAppliedRevisions bounds status.appliedRevisions.
+const maxAppliedRevisions = 8
+
+// appendRevision records rev as the newest applied revision.
+func appendRevision(revs []string, rev string) []string {
+	if len(revs) > 0 && revs[len(revs)-1] == rev {
+		return revs
+	}
+	revs = append(slices.Clone(revs), rev)
+	if len(revs) > maxAppliedRevisions {
+		revs = revs[len(revs)-maxAppliedRevisions:]
+	}
+	return revs
+}
+
+// syncDesired derives the sync commit statuses from a GitRepository's
+// status: the verdict (or pending) of the revision last attempted, and a
+// verdict for every earlier revision the forge saw pending and no verdict
+// for (the forge was down until a newer revision was attempted).
 func syncDesired(gr *v1alpha1.GitRepository) []status.Desired {
 	rev := gr.Status.LastAttemptedRevision
 	if rev == "" {
 		return nil
 	}
-	want := func(s status.State, desc string) []status.Desired {
-		return []status.Desired{{Revision: rev, Status: status.Entry{
-			Context: status.SyncContext(gr.Namespace, gr.Name), State: s, Description: desc}}}
+	ctx := status.SyncContext(gr.Namespace, gr.Name)
+	var out []status.Desired
+	want := func(r string) func(status.State, string) {
+		return func(s status.State, desc string) {
+			if s != "" {
+				out = append(out, status.Desired{Revision: r, Status: status.Entry{Context: ctx, State: s, Description: desc}})
+			}
+		}
 	}
+	want(rev)(syncVerdict(gr))
+	for _, r := range gr.Status.CommitStatuses {
+		if r.Context == ctx && r.Revision != rev && r.State == string(status.StatePending) {
+			want(r.Revision)(supersededSync(gr, r.Revision))
+		}
+	}
+	return out
+}
+
+// syncVerdict is the sync status of the revision last attempted.
+func syncVerdict(gr *v1alpha1.GitRepository) (status.State, string) {
 	for _, typ := range []string{v1alpha1.BuildFailedCondition, v1alpha1.ApplyFailedCondition} {
 		if c := findCondition(gr.Status.Conditions, typ); c != nil && c.Status == "True" {
-			return want(status.StateFailure, c.Message)
+			return status.StateFailure, c.Message
 		}
 	}
 	switch {
 	case conditionTrue(gr.Status.Conditions, v1alpha1.ReconcilingCondition):
-		return want(status.StatePending, "applying to the cluster")
-	case gr.Status.LastAppliedRevision == rev:
-		n := 0
-		if gr.Status.Inventory != nil {
-			n = len(gr.Status.Inventory.Entries)
-		}
-		return want(status.StateSuccess, fmt.Sprintf("applied to the cluster (%d objects)", n))
+		return status.StatePending, "applying to the cluster"
+	case gr.Status.LastAppliedRevision == gr.Status.LastAttemptedRevision:
+		return status.StateSuccess, appliedText(gr)
 	}
-	return nil
+	return "", ""
+}
+
+func appliedText(gr *v1alpha1.GitRepository) string {
+	n := 0
+	if gr.Status.Inventory != nil {
+		n = len(gr.Status.Inventory.Entries)
+	}
+	return fmt.Sprintf("applied to the cluster (%d objects)", n)
+}
+
+// supersededSync is the verdict of an earlier revision left pending on
+// the forge: success when it was applied, failure when a newer revision
+// was attempted before it was.
+func supersededSync(gr *v1alpha1.GitRepository, rev string) (status.State, string) {
+	applied := gr.Status.AppliedRevisions
+	switch i := slices.Index(applied, rev); {
+	case rev == gr.Status.LastAppliedRevision:
+		return status.StateSuccess, appliedText(gr)
+	case i >= 0 && i < len(applied)-1:
+		return status.StateSuccess, "applied to the cluster; replaced since by " + shortRevision(applied[i+1])
+	}
+	return status.StateFailure, "not applied: superseded by " + shortRevision(gr.Status.LastAttemptedRevision)
 }
 
 func shortRevision(rev string) string {

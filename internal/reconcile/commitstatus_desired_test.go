@@ -66,6 +66,48 @@ func TestSyncDesired(t *testing.T) {
 	}
 }
 
+// TestSyncDesiredVerdictOfAnEarlierPendingRevision: a revision the forge
+// saw pending, whose verdict it missed before a newer revision was
+// attempted, gets its verdict (make chaos, TestSupersededSyncVerdictIsPosted).
+func TestSyncDesiredVerdictOfAnEarlierPendingRevision(t *testing.T) {
+	ctx := "bg-gitops/sync/flink/jobs"
+	pending := func(rev string) v1alpha1.CommitStatusRecord {
+		return v1alpha1.CommitStatusRecord{Context: ctx, Revision: rev, State: "pending", Pending: 1}
+	}
+	gr := &v1alpha1.GitRepository{Status: v1alpha1.GitRepositoryStatus{
+		LastAttemptedRevision: revC, LastAppliedRevision: revC, AppliedRevisions: []string{revA, revC},
+		Inventory:      &v1alpha1.Inventory{Entries: make([]v1alpha1.ObjectRef, 2)},
+		CommitStatuses: []v1alpha1.CommitStatusRecord{pending(revA), pending(revB), pending(revC)},
+	}}
+	gr.Namespace, gr.Name = "flink", "jobs"
+	d := func(rev string, s status.State, desc string) status.Desired {
+		return status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}}
+	}
+	assert.Equal(t, []status.Desired{
+		d(revC, status.StateSuccess, "applied to the cluster (2 objects)"),
+		d(revA, status.StateSuccess, "applied to the cluster; replaced since by cccccccccccc"),
+		d(revB, status.StateFailure, "not applied: superseded by cccccccccccc"),
+	}, syncDesired(gr))
+
+	// C failed to build: A, the revision last applied, is still applied.
+	gr.Status.LastAttemptedRevision, gr.Status.LastAppliedRevision, gr.Status.AppliedRevisions = revC, revA, []string{revA}
+	gr.Status.Conditions = []metav1.Condition{cond(v1alpha1.BuildFailedCondition, "True", "kustomize build failed: x")}
+	assert.Equal(t, []status.Desired{
+		d(revC, status.StateFailure, "kustomize build failed: x"),
+		d(revA, status.StateSuccess, "applied to the cluster (2 objects)"),
+		d(revB, status.StateFailure, "not applied: superseded by cccccccccccc"),
+	}, syncDesired(gr))
+}
+
+func TestAppendRevisionKeepsTheNewestEight(t *testing.T) {
+	var revs []string
+	for _, c := range "abcdefghij" {
+		revs = appendRevision(revs, string(c))
+		revs = appendRevision(revs, string(c))
+	}
+	assert.Equal(t, []string{"c", "d", "e", "f", "g", "h", "i", "j"}, revs)
+}
+
 func TestRolloutDesired(t *testing.T) {
 	fbgd := func(st v1alpha1.FlinkBlueGreenDeploymentStatus) *v1alpha1.FlinkBlueGreenDeployment {
 		p := &v1alpha1.FlinkBlueGreenDeployment{Status: st}
@@ -220,4 +262,41 @@ func TestRejectionIsARolloutFailureOfItsRevision(t *testing.T) {
 	assert.Equal(t, revB, got[0].Revision)
 	assert.Equal(t, status.StateFailure, got[0].Status.State)
 	assert.Contains(t, got[0].Status.Description, "spec.image: Invalid value")
+}
+
+// TestUnconfirmedRecords: a status whose post got no answer is recorded
+// unconfirmed: it counts as neither acknowledged nor final, a verdict the
+// object no longer wants is posted again as it was, and a pending one
+// still gets its verdict (superseded) without counting towards the bound.
+func TestUnconfirmedRecords(t *testing.T) {
+	ctx := "bg-gitops/rollout/flink/orders"
+	unconfirmed := func(rev, state, desc string) v1alpha1.CommitStatusRecord {
+		return v1alpha1.CommitStatusRecord{Context: ctx, Revision: rev, State: state, Description: desc, Unconfirmed: true}
+	}
+	d := func(rev string, s status.State, desc string) status.Desired {
+		return status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}}
+	}
+	records := []v1alpha1.CommitStatusRecord{
+		unconfirmed(revA, "failure", "aborted"),
+		unconfirmed(revB, "pending", "taking a savepoint of orders-blue"),
+		unconfirmed(revC, "success", "orders-green active"),
+	}
+	assert.Equal(t, []status.Desired{d(revA, status.StateFailure, "aborted")},
+		unconfirmedVerdicts(records, []status.Desired{d(revC, status.StateSuccess, "orders-green active")}))
+	assert.False(t, hasRecord(records, d(revC, status.StateSuccess, "orders-green active")))
+	assert.False(t, final(records, ctx, revC))
+
+	merged := mergeRecords(nil, records[1:2])
+	assert.Zero(t, merged[0].Pending, "an unconfirmed pending is not counted")
+	merged = mergeRecords(merged, []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revB, State: "pending", Description: "taking a savepoint of orders-blue"}})
+	assert.Equal(t, []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revB, State: "pending", Description: "taking a savepoint of orders-blue", Pending: 1}}, merged,
+		"confirmed by the next round")
+
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	p.Namespace, p.Name = "flink", "orders"
+	p.Annotations = map[string]string{v1alpha1.RevisionAnnotation: revC}
+	p.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{ActiveDeployment: "orders-green", ActiveRevision: revC, TargetRevision: revC,
+		BlueGreenState: v1alpha1.ActiveGreen, JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning}, LiveRevisions: []string{revC},
+		CommitStatuses: records[1:]}
+	assert.Contains(t, rolloutDesired(p), d(revB, status.StateFailure, "superseded by cccccccccccc before it went live"))
 }

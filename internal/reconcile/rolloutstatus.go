@@ -8,6 +8,7 @@ package reconcile
 
 import (
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,6 +44,11 @@ func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
 	want := func(rev string) func(status.State, string) {
 		return func(s status.State, desc string) {
 			if rev == "" || s == "" || final(st.CommitStatuses, ctx, rev) || wanted(out, rev) {
+				return
+			}
+			if s != status.StateSuccess && slices.Contains(st.LiveRevisions, rev) {
+				// Went live: its success is final even once its record
+				// left status.commitStatuses (the newest maxRecords).
 				return
 			}
 			out = append(out, status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}})
@@ -193,7 +199,7 @@ func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 // final reports a success acknowledged for rev: the revision went live.
 func final(records []v1alpha1.CommitStatusRecord, ctx, rev string) bool {
 	for _, r := range records {
-		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) {
+		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) && !r.Unconfirmed {
 			return true
 		}
 	}

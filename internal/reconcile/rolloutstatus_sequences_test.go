@@ -222,3 +222,36 @@ func TestRolloutSequenceAdoptionSuspendsTheOtherColour(t *testing.T) {
 		t.Logf("FINDING: green, suspended by adopt (not by an abort), deleted by noChange: %v", s.actions)
 	}
 }
+
+// Once broken (make chaos, seed 55922316): a revision went live, its child
+// was deleted by hand, the job stayed FAILING with it as the target, and
+// once later commits pushed its record out of status.commitStatuses it got
+// failure after its success.
+func TestRolloutSequenceLiveRevisionKeepsItsSuccessAfterItsRecordAgesOut(t *testing.T) {
+	s := newSim(t, true)
+	s.boot()
+	s.commit(rev("b"), "img:B", "")
+	s.run(6)
+	if s.latest(rev("b")).State != status.StateSuccess {
+		s.dump()
+		t.Fatal("B did not go live")
+	}
+	for c, k := range s.kids {
+		if k.Name == s.p.Status.ActiveDeployment {
+			delete(s.kids, c) // by hand
+		}
+	}
+	s.run(2)
+	if s.p.Status.JobStatus.State != v1alpha1.JobFailing {
+		s.dump()
+		t.Fatalf("job state %s after the active child was deleted, want FAILING", s.p.Status.JobStatus.State)
+	}
+	for i, c := range "cdefghijkl" {
+		s.p.Annotations[v1alpha1.RevisionAnnotation] = rev(string(c)) // a commit that changes other objects
+		s.run(2)
+		if e := s.latest(rev("b")); e.State != status.StateSuccess {
+			s.dump()
+			t.Fatalf("after %d later commits, B (live) shows %s %q: %s", i+1, e.State, e.Description, s.history(rev("b")))
+		}
+	}
+}

@@ -80,6 +80,11 @@ type Options struct {
 	// FlinkPoll is how often a controller started without the Flink CRDs
 	// looks for them (see flinkWatch); 0 takes defaultFlinkPoll.
 	FlinkPoll time.Duration
+	// Fence, when set, is checked before a commit status is posted: with
+	// leader election, that this replica still holds the lease
+	// (kube.LeaseFence), so that a leader paused past its lease posts
+	// nothing the new leader posts too.
+	Fence func(context.Context) error
 }
 
 func (o Options) flinkPoll() time.Duration {
@@ -124,7 +129,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	reporter := &CommitStatusReporter{Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
-		AllowInsecureHTTP: o.AllowInsecureHTTP}
+		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence}
 	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
 		return err
 	}

@@ -40,33 +40,53 @@ func Sync(ctx context.Context, p Provider, desired []Desired) ([]v1alpha1.Commit
 		if forge != "" {
 			want.Description = Truncate(want.Description, forge)
 		}
-		if err := ensure(ctx, p, sha, want, current); err != nil {
-			return acked, fmt.Errorf("status %s on %s: %w", want.Context, v1alpha1.ShortSHA(sha), err)
+		rec := v1alpha1.CommitStatusRecord{Context: want.Context,
+			Revision: d.Revision, State: string(want.State), Description: want.Description}
+		maybePosted, err := ensure(ctx, p, sha, want, current)
+		if err != nil {
+			err = fmt.Errorf("status %s on %s: %w", want.Context, v1alpha1.ShortSHA(sha), err)
+			if maybePosted {
+				rec.Unconfirmed = true
+				return acked, &UnconfirmedError{Record: rec, Err: err}
+			}
+			return acked, err
 		}
-		acked = append(acked, v1alpha1.CommitStatusRecord{Context: want.Context,
-			Revision: d.Revision, State: string(want.State), Description: want.Description})
+		acked = append(acked, rec)
 	}
 	return acked, nil
 }
 
-// ensure posts want unless it is already the commit's status for its context.
-func ensure(ctx context.Context, p Provider, sha string, want Entry, current map[string][]Entry) error {
+// UnconfirmedError: posting Record failed, and the forge may have stored
+// it all the same (the answer was lost). The caller records it as
+// unconfirmed; the next Sync lists the commit's statuses before posting
+// it again.
+type UnconfirmedError struct {
+	Record v1alpha1.CommitStatusRecord
+	Err    error
+}
+
+func (e *UnconfirmedError) Error() string { return e.Err.Error() }
+func (e *UnconfirmedError) Unwrap() error { return e.Err }
+
+// ensure posts want unless it is already the commit's status for its
+// context; maybePosted says the error came from the post itself, which the
+// forge may have stored.
+func ensure(ctx context.Context, p Provider, sha string, want Entry, current map[string][]Entry) (maybePosted bool, err error) {
 	list, listed := current[sha]
 	if !listed {
-		var err error
 		if list, err = p.List(ctx, sha); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if present(list, want) {
 		current[sha] = list
-		return nil
+		return false, nil
 	}
 	if err := p.Post(ctx, sha, want); err != nil {
-		return err
+		return true, err
 	}
 	current[sha] = replace(list, want)
-	return nil
+	return false, nil
 }
 
 func present(list []Entry, want Entry) bool {

@@ -93,8 +93,10 @@ func TestSyncAfterLostResponseDoesNotDuplicate(t *testing.T) {
 	}
 	want := desiredSet()[:1]
 	drop.Store(true)
-	if _, err := Sync(context.Background(), p, want); err == nil {
-		t.Fatal("want an error for the lost response")
+	_, err = Sync(context.Background(), p, want)
+	var uc *UnconfirmedError
+	if !errors.As(err, &uc) || !uc.Record.Unconfirmed || uc.Record.Description != want[0].Status.Description {
+		t.Fatalf("want an UnconfirmedError with the record of the lost post, got %#v", err)
 	}
 	recs, err := Sync(context.Background(), p, want)
 	if err != nil {
