@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -94,7 +95,20 @@ func controllerLine(d *appsv1.Deployment) checkLine {
 	if d.Status.AvailableReplicas == 0 {
 		return failing(describeFix(d), "%s", what)
 	}
+	if cli, ctl := cliVersion(), imageVersion(controllerImage(d)); versionsDiffer(cli, ctl) {
+		return unsure("use the CLI of the controller's version (or upgrade the controller): their CRDs, flags and exit codes may differ",
+			"%s; the CLI is %s, the controller %s", what, cli, ctl)
+	}
 	return passed("%s", what)
+}
+
+// versionsDiffer: both are release versions (vX.Y.Z…) and not the same.
+// A development build or an image tagged otherwise (latest, a digest)
+// says nothing to compare.
+func versionsDiffer(cli, controller string) bool {
+	a, errA := semver.StrictNewVersion(strings.TrimPrefix(cli, "v"))
+	b, errB := semver.StrictNewVersion(strings.TrimPrefix(controller, "v"))
+	return errA == nil && errB == nil && !a.Equal(b)
 }
 
 // leader: one replica of each controller holds the Lease and renews it.

@@ -105,3 +105,25 @@ func TestReportChecks(t *testing.T) {
 	out.Reset()
 	require.NoError(t, reportChecks(&out, []checkLine{passed("a"), unsure("", "b")}), "unknown is not a failure")
 }
+
+func TestControllerVersionAgainstTheCLI(t *testing.T) {
+	assert.False(t, versionsDiffer("v0.1.0", "v0.1.0"))
+	assert.True(t, versionsDiffer("v0.2.0", "v0.1.0"))
+	assert.True(t, versionsDiffer("v0.1.0", "0.1.1"))
+	assert.False(t, versionsDiffer("dev", "v0.1.0"), "a development build compares with nothing")
+	assert.False(t, versionsDiffer("v0.1.0", "latest"))
+	assert.False(t, versionsDiffer("v0.1.0", "unknown"))
+
+	d := &appsv1.Deployment{}
+	d.Namespace, d.Name = "bg-gitops-system", "bg-gitops-controller"
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "controller", Image: "registry.example/bg-gitops:v9.9.9"}}
+	d.Status.AvailableReplicas, d.Status.ReadyReplicas = 1, 1
+	old := Version
+	t.Cleanup(func() { Version = old })
+	Version = "v0.1.0"
+	line := controllerLine(d)
+	assert.Equal(t, checkUnknown, line.state)
+	assert.Contains(t, line.text, "the CLI is v0.1.0, the controller v9.9.9")
+	Version = "v9.9.9"
+	assert.Equal(t, checkOK, controllerLine(d).state)
+}
