@@ -163,7 +163,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 			&v1alpha1.FlinkBlueGreenDeployment{}: {Label: selector},
 		}},
 	}
-	var fence func(context.Context) error
+	var fence func(context.Context) (time.Time, error)
 	if f.leaderElect {
 		if fence, err = leaderFence(cfg, &opts); err != nil {
 			return nil, err
@@ -204,8 +204,9 @@ const (
 )
 
 // leaderFence creates the leader lock for the manager and the fence that
-// reads it before a commit status is posted (kube.LeaseFence).
-func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) error, error) {
+// reads the Lease, with a lock of its own, before a commit status is
+// posted (kube.LeaseFence).
+func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) (time.Time, error), error) {
 	ns := opts.LeaderElectionNamespace
 	if ns == "" {
 		// controller-runtime would fail with a message naming its own
@@ -216,16 +217,23 @@ func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) er
 		}
 		ns = strings.TrimSpace(string(data))
 	}
-	lock, err := kube.LeaderLock(cfg, ns, leaderElectionID, renewDeadline)
+	id, err := kube.NewIdentity()
+	if err != nil {
+		return nil, err
+	}
+	elector, err := kube.LeaderLock(cfg, ns, leaderElectionID, id, renewDeadline)
+	if err != nil {
+		return nil, fmt.Errorf("leader election lock: %w", err)
+	}
+	reader, err := kube.LeaderLock(cfg, ns, leaderElectionID, id, renewDeadline)
 	if err != nil {
 		return nil, fmt.Errorf("leader election lock: %w", err)
 	}
 	lease, renew := leaseDuration, renewDeadline
-	opts.LeaderElectionResourceLockInterface, opts.LeaseDuration, opts.RenewDeadline = lock, &lease, &renew
-	fence := &kube.LeaseFence{Lock: lock, LeaseDuration: leaseDuration}
+	opts.LeaderElectionResourceLockInterface, opts.LeaseDuration, opts.RenewDeadline = elector, &lease, &renew
+	fence := &kube.LeaseFence{Lock: reader, LeaseDuration: leaseDuration}
 	return fence.Check, nil
 }
-
 // limiter chooses the client-side rate limit of the manager's and the
 // applier's clients, and logs the choice.
 func limiter(f *controllerFlags, cfg *rest.Config) kube.Limiter {

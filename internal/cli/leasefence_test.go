@@ -26,14 +26,19 @@ func TestLeaseFence(t *testing.T) {
 	env := cluster(t)
 	ctx := t.Context()
 	ns := newNamespace(t, env)
-	mine, err := kube.LeaderLock(env.Config, ns, "fence", renewDeadline)
-	require.NoError(t, err)
-	theirs, err := kube.LeaderLock(env.Config, ns, "fence", renewDeadline)
-	require.NoError(t, err)
+	lock := func() resourcelock.Interface {
+		id, err := kube.NewIdentity()
+		require.NoError(t, err)
+		l, err := kube.LeaderLock(env.Config, ns, "fence", id, renewDeadline)
+		require.NoError(t, err)
+		return l
+	}
+	mine, theirs := lock(), lock()
 	require.NotEqual(t, mine.Identity(), theirs.Identity())
 	fence := &kube.LeaseFence{Lock: mine, LeaseDuration: leaseDuration}
 
-	require.Error(t, fence.Check(ctx), "no Lease yet")
+	_, err := fence.Check(ctx)
+	require.Error(t, err, "no Lease yet")
 
 	renewed := time.Now()
 	record := func(holder string, at time.Time) resourcelock.LeaderElectionRecord {
@@ -41,16 +46,19 @@ func TestLeaseFence(t *testing.T) {
 			AcquireTime: metav1.NewTime(at), RenewTime: metav1.NewTime(at)}
 	}
 	require.NoError(t, mine.Create(ctx, record(mine.Identity(), renewed)))
-	assert.NoError(t, fence.Check(ctx), "held and current")
+	until, err := fence.Check(ctx)
+	assert.NoError(t, err, "held and current")
+	assert.WithinDuration(t, renewed.Add(leaseDuration), until, time.Millisecond, "held until the renewal plus the lease duration")
 
 	fence.Now = func() time.Time { return renewed.Add(leaseDuration + time.Second) }
-	assert.ErrorIs(t, fence.Check(ctx), kube.ErrNotLeader, "held, but expired by this replica's clock")
+	_, err = fence.Check(ctx)
+	assert.ErrorIs(t, err, kube.ErrNotLeader, "held, but expired by this replica's clock")
 	fence.Now = nil
 
 	_, _, err = theirs.Get(ctx) // the lock updates the Lease it read
 	require.NoError(t, err)
 	require.NoError(t, theirs.Update(ctx, record(theirs.Identity(), time.Now())))
-	err = fence.Check(ctx)
+	_, err = fence.Check(ctx)
 	assert.ErrorIs(t, err, kube.ErrNotLeader, "taken over")
 	assert.Contains(t, err.Error(), theirs.Identity())
 }

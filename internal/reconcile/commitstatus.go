@@ -62,7 +62,8 @@ type CommitStatusReporter struct {
 	AllowInsecureHTTP bool
 	// Fence, when set, may refuse right before anything is posted (see
 	// Options.Fence); the status is then left to the replica that leads.
-	Fence func(context.Context) error
+	// The posts end before the time it returns.
+	Fence func(context.Context) (time.Time, error)
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // forge repository → rate limited until
@@ -91,8 +92,14 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 	}
 	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub, guard)
 	var ge *guardError
-	if errors.As(err, &ge) {
+	var fe *fenceError
+	switch {
+	case errors.As(err, &ge):
 		return ge.err
+	case errors.As(err, &fe):
+		// The status write and the apply go on; the next reconcile posts.
+		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", fe.err.Error())
+		return nil
 	}
 	setForgeCondition(&gr.Status.Conditions, gr.Generation, c.now(), err)
 	return nil
@@ -115,10 +122,10 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
 	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil)
-	var ge *guardError
-	if errors.As(err, &ge) {
+	var fe *fenceError
+	if errors.As(err, &fe) {
 		// Not the forge's doing: no condition, and another try soon.
-		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", ge.err.Error())
+		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", fe.err.Error())
 		return forgeRetry
 	}
 	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
@@ -215,6 +222,13 @@ type guardError struct{ err error }
 
 func (e *guardError) Error() string { return e.err.Error() }
 
+// fenceError is a refusal of the fence: this replica may not post now
+// (it does not lead, or the Lease could not be read). Nothing is posted
+// and nothing else changes; another try follows.
+type fenceError struct{ err error }
+
+func (e *fenceError) Error() string { return e.err.Error() }
+
 // report posts what desired holds and records do not. Descriptions and
 // the error are scrubbed of secret values. guard, when set, may refuse
 // (an error, returned as it is) before anything is posted.
@@ -233,9 +247,14 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 			return err
 		}
 	}
+	deadline := time.Now().Add(forgeTimeout) // the clock of contexts, not c.Now
 	if c.Fence != nil {
-		if err := c.Fence(ctx); err != nil {
-			return &guardError{err}
+		until, err := c.Fence(ctx)
+		if err != nil {
+			return &fenceError{err}
+		}
+		if until.Before(deadline) {
+			deadline = until
 		}
 	}
 	key := gr.Spec.CommitStatus.Provider + "|" + gr.Spec.CommitStatus.Address + "|" + gr.Spec.CommitStatus.Repository
@@ -248,7 +267,7 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 		return scrub.error(err)
 	}
 	scrub = scrub.and(newScrubber(valueForms(token)))
-	ctx, cancel := context.WithTimeout(ctx, forgeTimeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
 	countCommitStatus(gr, err)
@@ -332,6 +351,10 @@ func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
 	return false
 }
 
+func sameStatus(a, b v1alpha1.CommitStatusRecord) bool {
+	return a.State == b.State && a.Description == b.Description
+}
+
 // unconfirmedVerdicts are the verdicts whose post got no answer and that
 // desired no longer holds (the object moved on): they are looked for and
 // posted again, as they were, until the forge confirms them. A pending one
@@ -351,20 +374,29 @@ func unconfirmedVerdicts(records []v1alpha1.CommitStatusRecord, desired []status
 }
 
 // mergeRecords replaces the record of the same context and revision,
-// counting the pending statuses acknowledged for it (an unconfirmed one
-// is not counted), and keeps the newest maxRecords.
+// counting the pending statuses posted for it, and keeps the newest
+// maxRecords.
 func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
 	for _, a := range acked {
 		kept := records[:0:0]
 		a.Pending = 0
+		var prev *v1alpha1.CommitStatusRecord
 		for _, r := range records {
 			if r.Context != a.Context || r.Revision != a.Revision {
 				kept = append(kept, r)
 			} else {
+				prev = &r
 				a.Pending = r.Pending
 			}
 		}
-		if a.State == string(status.StatePending) && !a.Unconfirmed {
+		if prev != nil && prev.Unconfirmed && a.Unconfirmed && sameStatus(*prev, a) {
+			// The same post failed again: the record stays where it is,
+			// so that it ages out like the others.
+			continue
+		}
+		// A pending counts when it is posted, confirmed or not; its
+		// confirmation does not count it again.
+		if a.State == string(status.StatePending) && (prev == nil || !prev.Unconfirmed || !sameStatus(*prev, a)) {
 			a.Pending++
 		}
 		records = append(kept, a)

@@ -17,16 +17,36 @@ import (
 // maxAppliedRevisions bounds status.appliedRevisions.
 const maxAppliedRevisions = 8
 
-// appendRevision records rev as the newest applied revision.
-func appendRevision(revs []string, rev string) []string {
+// appendRevision records rev as the newest applied revision. Of the
+// older ones it keeps maxAppliedRevisions, and beyond them those whose
+// sync verdict the forge still owes (keep): dropping one would turn its
+// verdict into "not applied".
+func appendRevision(revs []string, rev string, keep func(string) bool) []string {
 	if len(revs) > 0 && revs[len(revs)-1] == rev {
 		return revs
 	}
 	revs = append(slices.Clone(revs), rev)
-	if len(revs) > maxAppliedRevisions {
-		revs = revs[len(revs)-maxAppliedRevisions:]
+	for len(revs) > maxAppliedRevisions {
+		// The oldest of those beyond the newest maxAppliedRevisions that
+		// is owed nothing.
+		i := slices.IndexFunc(revs[:len(revs)-maxAppliedRevisions], func(r string) bool { return !keep(r) })
+		if i < 0 {
+			break
+		}
+		revs = slices.Delete(revs, i, i+1)
 	}
 	return revs
+}
+
+// owesSyncVerdict reports a revision whose sync status the forge last
+// acknowledged (or may have) as pending.
+func owesSyncVerdict(gr *v1alpha1.GitRepository) func(string) bool {
+	ctx := status.SyncContext(gr.Namespace, gr.Name)
+	return func(rev string) bool {
+		return slices.ContainsFunc(gr.Status.CommitStatuses, func(r v1alpha1.CommitStatusRecord) bool {
+			return r.Context == ctx && r.Revision == rev && r.State == string(status.StatePending)
+		})
+	}
 }
 
 // syncDesired derives the sync commit statuses from a GitRepository's

@@ -101,11 +101,19 @@ func TestSyncDesiredVerdictOfAnEarlierPendingRevision(t *testing.T) {
 
 func TestAppendRevisionKeepsTheNewestEight(t *testing.T) {
 	var revs []string
+	nothing := func(string) bool { return false }
 	for _, c := range "abcdefghij" {
-		revs = appendRevision(revs, string(c))
-		revs = appendRevision(revs, string(c))
+		revs = appendRevision(revs, string(c), nothing)
+		revs = appendRevision(revs, string(c), nothing)
 	}
 	assert.Equal(t, []string{"c", "d", "e", "f", "g", "h", "i", "j"}, revs)
+
+	// One the forge still owes a sync verdict stays beyond the eight.
+	owed := func(r string) bool { return r == "c" }
+	for _, c := range "klm" {
+		revs = appendRevision(revs, string(c), owed)
+	}
+	assert.Equal(t, []string{"c", "f", "g", "h", "i", "j", "k", "l", "m"}, revs)
 }
 
 func TestRolloutDesired(t *testing.T) {
@@ -283,14 +291,18 @@ func TestUnconfirmedRecords(t *testing.T) {
 	}
 	assert.Equal(t, []status.Desired{d(revA, status.StateFailure, "aborted")},
 		unconfirmedVerdicts(records, []status.Desired{d(revC, status.StateSuccess, "orders-green active")}))
-	assert.False(t, hasRecord(records, d(revC, status.StateSuccess, "orders-green active")))
-	assert.False(t, final(records, ctx, revC))
+	assert.False(t, hasRecord(records, d(revC, status.StateSuccess, "orders-green active")), "posted again until confirmed")
+	assert.True(t, final(records, ctx, revC), "an unconfirmed success is final all the same")
 
 	merged := mergeRecords(nil, records[1:2])
-	assert.Zero(t, merged[0].Pending, "an unconfirmed pending is not counted")
+	assert.Equal(t, int32(1), merged[0].Pending, "an unconfirmed pending counts towards the bound")
 	merged = mergeRecords(merged, []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revB, State: "pending", Description: "taking a savepoint of orders-blue"}})
 	assert.Equal(t, []v1alpha1.CommitStatusRecord{{Context: ctx, Revision: revB, State: "pending", Description: "taking a savepoint of orders-blue", Pending: 1}}, merged,
-		"confirmed by the next round")
+		"confirmed by the next round, and not counted again")
+
+	// A post that fails again leaves its record where it was, to age out.
+	aged := mergeRecords(records, records[:1])
+	assert.Equal(t, records, aged)
 
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	p.Namespace, p.Name = "flink", "orders"

@@ -62,7 +62,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 		r.event(gr, corev1.EventTypeNormal, "Applied", fmt.Sprintf("applied revision %s: %s", rev, summary(res.Changes)))
 	}
 	gr.Status.LastAppliedRevision = rev
-	gr.Status.AppliedRevisions = appendRevision(gr.Status.AppliedRevisions, rev)
+	gr.Status.AppliedRevisions = appendRevision(gr.Status.AppliedRevisions, rev, owesSyncVerdict(gr))
 	observeApplied(gr, r.now())
 	return nil
 }

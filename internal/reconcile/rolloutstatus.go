@@ -196,10 +196,12 @@ func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 	return msg
 }
 
-// final reports a success acknowledged for rev: the revision went live.
+// final reports a success recorded for rev: the revision went live. An
+// unconfirmed one counts (unconfirmedVerdicts posts it again until the
+// forge confirms it): nothing else is wanted for that revision.
 func final(records []v1alpha1.CommitStatusRecord, ctx, rev string) bool {
 	for _, r := range records {
-		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) && !r.Unconfirmed {
+		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) {
 			return true
 		}
 	}

@@ -81,10 +81,10 @@ type Options struct {
 	// looks for them (see flinkWatch); 0 takes defaultFlinkPoll.
 	FlinkPoll time.Duration
 	// Fence, when set, is checked before a commit status is posted: with
-	// leader election, that this replica still holds the lease
-	// (kube.LeaseFence), so that a leader paused past its lease posts
+	// leader election, that this replica still holds the lease, and until
+	// when (kube.LeaseFence), so that a leader paused past its lease posts
 	// nothing the new leader posts too.
-	Fence func(context.Context) error
+	Fence func(context.Context) (time.Time, error)
 }
 
 func (o Options) flinkPoll() time.Duration {

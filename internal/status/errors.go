@@ -52,7 +52,31 @@ func classify(code int, h http.Header, msg, token string, now time.Time) error {
 	case http.StatusNotFound:
 		return fmt.Errorf("%w: HTTP %d %s", ErrNotFound, code, msg)
 	}
-	return fmt.Errorf("HTTP %d %s", code, msg)
+	return &codeError{code: code, msg: msg}
+}
+
+// codeError is any other non-2xx answer.
+type codeError struct {
+	code int
+	msg  string
+}
+
+func (e *codeError) Error() string { return fmt.Sprintf("HTTP %d %s", e.code, e.msg) }
+
+// rejected reports an answer that says the forge did not store what was
+// posted: a 4xx (a rate limit, a token it refuses, a repository or commit
+// it does not know, a status it will not take). A transport error, a
+// timeout or a 5xx leaves it unknown.
+func rejected(err error) bool {
+	var rl *RateLimitedError
+	var ce *codeError
+	switch {
+	case errors.As(err, &rl), errors.Is(err, ErrUnauthorized), errors.Is(err, ErrNotFound):
+		return true
+	case errors.As(err, &ce):
+		return ce.code < 500
+	}
+	return false
 }
 
 // rateLimited recognises 429, and 403 with an exhausted quota or a

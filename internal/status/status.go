@@ -6,7 +6,10 @@ Licensed under the Apache License, Version 2.0.
 
 package status
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // State is the provider-neutral outcome of a sync or rollout.
 type State string
@@ -41,7 +44,12 @@ func SyncContext(namespace, name string) string {
 	return "bg-gitops/sync/" + namespace + "/" + name
 }
 
+// rolloutPrefix starts every rollout context.
+const rolloutPrefix = "bg-gitops/rollout/"
+
 // RolloutContext is the context of a FlinkBlueGreenDeployment's rollout.
 func RolloutContext(namespace, name string) string {
-	return "bg-gitops/rollout/" + namespace + "/" + name
+	return rolloutPrefix + namespace + "/" + name
 }
+
+func isRolloutContext(c string) bool { return strings.HasPrefix(c, rolloutPrefix) }

@@ -83,7 +83,7 @@ func ensure(ctx context.Context, p Provider, sha string, want Entry, current map
 		return false, nil
 	}
 	if err := p.Post(ctx, sha, want); err != nil {
-		return true, err
+		return !rejected(err), err
 	}
 	current[sha] = replace(list, want)
 	return false, nil
@@ -94,8 +94,11 @@ func present(list []Entry, want Entry) bool {
 		if s.Context == want.Context {
 			// A success is final: one already there, whatever it says
 			// (a controller that lost its records words it anew), is not
-			// posted again.
-			return s.State == want.State && (s.Description == want.Description || s.State == StateSuccess)
+			// posted again, and on a rollout context nothing replaces it.
+			if s.State == StateSuccess && (want.State == StateSuccess || isRolloutContext(want.Context)) {
+				return true
+			}
+			return s.State == want.State && s.Description == want.Description
 		}
 	}
 	return false
