@@ -150,7 +150,7 @@ func (e *env) startForge(ctx context.Context) error {
 // startGitServer serves Gitea's bare repositories with git http-backend
 // on a port of its own, kept across restarts.
 func (e *env) startGitServer(ctx context.Context) error {
-	port, err := freePort()
+	port, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}

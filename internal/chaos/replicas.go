@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"bggitops.dev/bg-gitops/internal/testenv"
 	"bggitops.dev/bg-gitops/internal/testenv/process"
 )
 
@@ -52,7 +53,7 @@ func (e *env) startReplicas(ctx context.Context) error {
 func (e *env) startReplica(i int) (*replica, error) {
 	addrs := make([]string, 3)
 	for k := range addrs {
-		port, err := freePort()
+		port, err := testenv.FreePort()
 		if err != nil {
 			return nil, err
 		}

@@ -15,15 +15,6 @@ import (
 	"bggitops.dev/bg-gitops/internal/testenv/process"
 )
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // waitListening waits until addr accepts a connection, as long as p runs.
 func waitListening(ctx context.Context, p *process.Process, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)

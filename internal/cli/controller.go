@@ -234,6 +234,7 @@ func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) (t
 	fence := &kube.LeaseFence{Lock: reader, LeaseDuration: leaseDuration}
 	return fence.Check, nil
 }
+
 // limiter chooses the client-side rate limit of the manager's and the
 // applier's clients, and logs the choice.
 func limiter(f *controllerFlags, cfg *rest.Config) kube.Limiter {

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -210,7 +209,7 @@ func (e *Env) startController(o Options) error {
 	e.log = &switchWriter{w: w}
 	logf.SetLogger(zap.New(zap.WriteTo(e.log), zap.UseDevMode(true)))
 
-	port, err := freePort()
+	port, err := testenv.FreePort()
 	if err != nil {
 		return err
 	}
@@ -431,15 +430,6 @@ func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func randomHex(n int) string {

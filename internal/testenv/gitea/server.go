@@ -11,12 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
 // Options configure Start. The zero value works when bin/gitea exists.
@@ -101,7 +102,7 @@ func (s *Server) bootstrap(ctx context.Context, static string, port int) error {
 		}
 	}
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = testenv.FreePort(); err != nil {
 			return err
 		}
 	}
@@ -238,13 +239,4 @@ func (s *Server) PID() int {
 		return 0
 	}
 	return s.proc.cmd.Process.Pid
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

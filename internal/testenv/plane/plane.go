@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -67,7 +66,7 @@ func Start(ctx context.Context, o Options) (p *Plane, err error) {
 			err = errors.Join(err, p.Stop())
 		}
 	}()
-	ports, err := freePorts(3)
+	ports, err := testenv.FreePorts(3)
 	if err != nil {
 		return p, err
 	}
@@ -158,25 +157,6 @@ func (p *Plane) Stop() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func freePorts(n int) ([]int, error) {
-	var out []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
 
 // ensureDir makes sure dir exists with private permissions.
