@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -98,6 +100,9 @@ something installed another way). Exit code: 0 nothing failed, 1 something faile
 			if err != nil {
 				return err
 			}
+			if err := reachable(kf); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("namespace") {
 				ns = ""
 			}
@@ -112,6 +117,28 @@ something installed another way). Exit code: 0 nothing failed, 1 something faile
 	kf.addFlags(cmd.Flags())
 	cmd.Flags().StringVar(&controllerNS, "controller-namespace", "", "namespace of the controller's Deployment; any namespace when empty")
 	return cmd
+}
+
+// reachable asks the API server for its version (which any identity it
+// accepts may read): a cluster that does not answer, or that refuses the
+// credentials, is exit code 2, not a list of "could not tell".
+func reachable(kf *kubeFlags) error {
+	cfg, err := kf.restConfig()
+	if err != nil {
+		return err
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = versionTimeout
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := dc.ServerVersion(); err != nil {
+		return fmt.Errorf("cannot reach the cluster at %s: %w", cfg.Host, err)
+	}
+	return nil
 }
 
 // run runs the checks in order: later ones use what earlier ones found.

@@ -8,6 +8,8 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +128,21 @@ func TestControllerVersionAgainstTheCLI(t *testing.T) {
 	assert.Contains(t, line.text, "the CLI is v0.1.0, the controller v9.9.9")
 	Version = "v9.9.9"
 	assert.Equal(t, checkOK, controllerLine(d).state)
+}
+
+// TestCheckUnreachableClusterIsExitCode2: a cluster that does not answer
+// is exit code 2 with the reason, not a list of "?" and exit 0.
+func TestCheckUnreachableClusterIsExitCode2(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600))
+	res := runCLI(t, "check", "--kubeconfig", kubeconfig)
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, "cannot reach the cluster at https://127.0.0.1:1")
+	assert.Empty(t, res.stdout)
 }

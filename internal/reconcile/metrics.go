@@ -42,8 +42,9 @@ var (
 	}, objectLabels)
 	resourceInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "bggitops_resource_info",
-		Help: "1 per object: its Ready condition's status and reason, whether it is Stalled and whether it is suspended.",
-	}, slices.Concat(objectLabels, []string{"ready", "reason", "stalled", "suspended"}))
+		Help: "1 per object: its Ready condition's status and reason, whether it is Stalled, whether it is suspended, " +
+			"and whether its commit statuses fail (the CommitStatusFailed condition).",
+	}, slices.Concat(objectLabels, []string{"ready", "reason", "stalled", "suspended", "commit_status_failed"}))
 	lastApplied = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "bggitops_last_applied_timestamp_seconds",
 		Help: "GitRepository: last apply of its revision that succeeded (every poll applies). " +

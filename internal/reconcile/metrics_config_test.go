@@ -39,6 +39,7 @@ func TestMetricsScrapeConfig(t *testing.T) {
 	}
 	assert.Contains(t, ports, ep["port"])
 	assert.Equal(t, "https", ep["scheme"])
+	assert.Equal(t, true, ep["honorLabels"], "the series' namespace and name are the object's, not the pod's")
 
 	secret := findObject(t, monitoring, "Secret", nestedMap(ep, "authorization", "credentials")["name"].(string))
 	assert.Equal(t, "kubernetes.io/service-account-token", secret.Object["type"])

@@ -112,11 +112,8 @@ func setInfo(kind, namespace, name string, conds []metav1.Condition, suspended b
 	if c := findCondition(conds, v1alpha1.ReadyCondition); c != nil {
 		ready, reason = string(c.Status), c.Reason
 	}
-	stalled := false
-	if c := findCondition(conds, v1alpha1.StalledCondition); c != nil {
-		stalled = c.Status == metav1.ConditionTrue
-	}
-	values := []string{kind, namespace, name, ready, reason, boolLabel(stalled), boolLabel(suspended)}
+	values := []string{kind, namespace, name, ready, reason, boolLabel(conditionTrue(conds, v1alpha1.StalledCondition)),
+		boolLabel(suspended), boolLabel(conditionTrue(conds, v1alpha1.CommitStatusFailedCondition))}
 	key := kind + "/" + namespace + "/" + name
 	infoLabels.Lock()
 	defer infoLabels.Unlock()

@@ -128,7 +128,15 @@ func TestMetricsInfoReplacesItsSeries(t *testing.T) {
 	observeRepository(gr, time.Second)
 	assert.Equal(t, 2, seriesOf(t, id), "reconcile duration and one resource_info")
 	assert.Equal(t, 1.0, testutil.ToFloat64(resourceInfo.WithLabelValues(v1alpha1.GitRepositoryKind, id.Namespace, id.Name,
-		"True", "Succeeded", "false", "false")))
+		"True", "Succeeded", "false", "false", "false")))
+
+	// Commit statuses that fail show on it (BgGitopsCommitStatusesFailing).
+	gr.Status.Conditions = append(gr.Status.Conditions, metav1.Condition{Type: v1alpha1.CommitStatusFailedCondition,
+		Status: metav1.ConditionTrue, Reason: "Unauthorized"})
+	observeRepository(gr, time.Second)
+	assert.Equal(t, 2, seriesOf(t, id))
+	assert.Equal(t, 1.0, testutil.ToFloat64(resourceInfo.WithLabelValues(v1alpha1.GitRepositoryKind, id.Namespace, id.Name,
+		"True", "Succeeded", "false", "false", "true")))
 }
 
 // TestMetricsResults: commit-status results are the CommitStatusFailed
