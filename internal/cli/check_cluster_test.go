@@ -59,7 +59,7 @@ func TestCheck(t *testing.T) {
 		"✔ bg-gitops CRD flinkbluegreendeployments.bggitops.dev: the same as this CLI's",
 		"✗ controller: no Deployment labelled app.kubernetes.io/name=bg-gitops in namespace "+sys,
 		"? Flink operator watches "+app+": unknown (no operator found)",
-		"✗ ServiceAccount "+app+"/flink (the jobs' account) does not exist")
+		"? ServiceAccount "+app+"/flink (the jobs' account) does not exist; nothing here uses it yet")
 
 	operator := installFlinkOperator(t, env, "kubernetes.operator.watched.namespaces: other, "+app+"\n")
 	c, external := installController(t, env, sys)
@@ -86,15 +86,30 @@ func TestCheck(t *testing.T) {
 	// token of the Secret `create secret webhook` made is accepted there.
 	assert.Equal(t, http.StatusOK, signedPush(t, url, token))
 
-	// The operator no longer watches the namespace; the jobs' account is gone.
+	// The operator no longer watches the namespace; the jobs' account is
+	// gone while a job (naming no account) needs it.
 	setOperatorConfig(t, env, operator, "kubernetes.operator.watched.namespaces: other\n")
 	require.NoError(t, env.Client.Delete(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "flink", Namespace: app}}))
+	job := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.Unmarshal([]byte(manualFBGD), job))
+	job.Namespace, job.Spec.Template.Spec.Job.State = app, v1alpha1.JobStateSuspended
+	require.NoError(t, env.Client.Create(context.Background(), job))
 	res = check("-n", app)
 	assert.Equal(t, 1, res.code, res.stdout)
 	assertLines(t, res.stdout,
 		"✗ Flink operator "+operator+"/flink-kubernetes-operator watches other, not "+app,
 		"    → add "+app+" to the operator's watchNamespaces (helm upgrade --reuse-values --set 'watchNamespaces={other,"+app+"}' ...; the chart then also creates the flink ServiceAccount there)",
 		"✗ ServiceAccount "+app+"/flink (the jobs' account) does not exist")
+	// config.yaml, which Flink reads before flink-conf.yaml, lists the
+	// namespace; then the volume mounts only flink-conf.yaml.
+	setOperatorFile(t, env, operator, "config.yaml", "kubernetes.operator:\n  watched.namespaces: other, "+app+"\n")
+	assertLines(t, check("-n", app).stdout, "✔ Flink operator "+operator+"/flink-kubernetes-operator watches "+app)
+	op := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: operatorLabelValue, Namespace: operator}}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(op), op))
+	op.Spec.Template.Spec.Volumes[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "flink-conf.yaml", Path: "flink-conf.yaml"}}
+	require.NoError(t, env.Client.Update(context.Background(), op))
+	assertLines(t, check("-n", app).stdout, "✗ Flink operator "+operator+"/flink-kubernetes-operator watches other, not "+app)
+
 	res = check()
 	assert.Equal(t, 0, res.code, "without -n only the cluster is checked: %s", res.stdout)
 	assert.NotContains(t, res.stdout, "ServiceAccount")
@@ -148,9 +163,14 @@ func installFlinkOperator(t *testing.T, env *testenv.Env, conf string) string {
 
 func setOperatorConfig(t *testing.T, env *testenv.Env, ns, conf string) {
 	t.Helper()
+	setOperatorFile(t, env, ns, "flink-conf.yaml", conf)
+}
+
+func setOperatorFile(t *testing.T, env *testenv.Env, ns, file, conf string) {
+	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "flink-operator-config", Namespace: ns}}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(cm), cm))
-	cm.Data["flink-conf.yaml"] = conf
+	cm.Data[file] = conf
 	require.NoError(t, env.Client.Update(context.Background(), cm))
 }
 

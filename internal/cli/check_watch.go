@@ -27,34 +27,40 @@ const (
 )
 
 // operatorConfigFiles are the keys of the operator's ConfigMap that hold
-// its configuration (the Helm chart writes flink-conf.yaml).
-var operatorConfigFiles = []string{"flink-conf.yaml", "config.yaml"}
+// its configuration, in the order Flink reads them: config.yaml (Flink
+// 1.19 and later), else the legacy flink-conf.yaml. The Helm chart writes
+// both and mounts the one its Flink version reads.
+var operatorConfigFiles = []string{"config.yaml", "flink-conf.yaml"}
 
 var errNoOperatorConfig = errors.New("no flink-conf.yaml or config.yaml in the ConfigMaps its pods mount")
 
-// operatorWatches: every Flink operator found watches -n.
+// operatorWatches: a Flink operator found watches -n (with one operator
+// per group of namespaces, the others need not).
 func (k *checker) operatorWatches(ctx context.Context) []checkLine {
 	if len(k.operators) == 0 {
 		return []checkLine{unsure("", "Flink operator watches %s: unknown (no operator found)", k.ns)}
 	}
-	var lines []checkLine
+	var watching, others []checkLine
 	for _, o := range k.operators {
 		name := o.d.Namespace + "/" + o.d.Name
 		watched, err := k.watchedNamespaces(ctx, o)
 		switch {
 		case err != nil:
-			lines = append(lines, cannotTell(fmt.Sprintf("Flink operator %s watches %s", name, k.ns), err))
+			others = append(others, cannotTell(fmt.Sprintf("Flink operator %s watches %s", name, k.ns), err))
 		case watched == nil:
-			lines = append(lines, passed("Flink operator %s watches every namespace", name))
+			watching = append(watching, passed("Flink operator %s watches every namespace", name))
 		case slices.Contains(watched, k.ns):
-			lines = append(lines, passed("Flink operator %s watches %s", name, k.ns))
+			watching = append(watching, passed("Flink operator %s watches %s", name, k.ns))
 		default:
 			fix := fmt.Sprintf("add %s to the operator's watchNamespaces (helm upgrade --reuse-values --set 'watchNamespaces={%s}' ...; "+
 				"the chart then also creates the flink ServiceAccount there)", k.ns, strings.Join(append(watched, k.ns), ","))
-			lines = append(lines, failing(fix, "Flink operator %s watches %s, not %s", name, strings.Join(watched, ", "), k.ns))
+			others = append(others, failing(fix, "Flink operator %s watches %s, not %s", name, strings.Join(watched, ", "), k.ns))
 		}
 	}
-	return lines
+	if len(watching) > 0 {
+		return watching
+	}
+	return others
 }
 
 // watchedNamespaces reads the operator's configuration from the ConfigMaps
@@ -69,12 +75,18 @@ func (k *checker) watchedNamespaces(ctx context.Context, o *flinkOperator) ([]st
 			return nil, fmt.Errorf("read ConfigMap %s/%s: %w", o.d.Namespace, v.ConfigMap.Name, err)
 		}
 		for _, file := range operatorConfigFiles {
-			if conf, ok := cm.Data[file]; ok {
+			if conf, ok := cm.Data[file]; ok && mounted(v.ConfigMap, file) {
 				return parseWatched(conf), nil
 			}
 		}
 	}
 	return nil, errNoOperatorConfig
+}
+
+// mounted: a ConfigMap volume without items mounts every key, with items
+// only those.
+func mounted(v *corev1.ConfigMapVolumeSource, key string) bool {
+	return len(v.Items) == 0 || slices.ContainsFunc(v.Items, func(i corev1.KeyToPath) bool { return i.Key == key })
 }
 
 // parseWatched reads watchedKey from a Flink configuration file: a flat
