@@ -9,6 +9,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,15 +48,27 @@ func (c *controllerDeployment) flag(name string) (string, bool) {
 	return v, ok
 }
 
+// boolFlags are the controller's boolean flags the checks read: given
+// bare, the next argument is not their value.
+var boolFlags = map[string]bool{"--leader-elect": true}
+
 func newControllerDeployment(d *appsv1.Deployment) *controllerDeployment {
 	c := &controllerDeployment{d: d, args: map[string]string{}}
 	for _, ct := range d.Spec.Template.Spec.Containers {
 		if ct.Name != "controller" && len(d.Spec.Template.Spec.Containers) > 1 {
 			continue
 		}
-		for _, a := range ct.Args {
+		args := append(slices.Clone(ct.Command), ct.Args...)
+		for i, a := range args {
+			if !strings.HasPrefix(a, "--") {
+				continue
+			}
 			k, v, found := strings.Cut(a, "=")
-			if !found {
+			switch {
+			case found:
+			case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !boolFlags[k]:
+				v = args[i+1] // --flag value
+			default:
 				v = "true"
 			}
 			c.args[k] = v
@@ -116,6 +129,11 @@ func (k *checker) leader(ctx context.Context) []checkLine {
 	var lines []checkLine
 	for _, c := range k.controllers {
 		if v, ok := c.flag("leader-elect"); !ok || v == "false" {
+			if c.d.Spec.Replicas != nil && *c.d.Spec.Replicas > 1 {
+				lines = append(lines, failing(fmt.Sprintf("add --leader-elect to its arguments, or scale it to 1: kubectl -n %s scale deployment/%s --replicas 1", c.d.Namespace, c.d.Name),
+					"controller %s/%s: %d replicas without --leader-elect: each would reconcile and post every commit status", c.d.Namespace, c.d.Name, *c.d.Spec.Replicas))
+				continue
+			}
 			lines = append(lines, passed("controller %s/%s: runs without --leader-elect (one replica, no Lease)", c.d.Namespace, c.d.Name))
 			continue
 		}

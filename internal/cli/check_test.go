@@ -8,6 +8,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -145,4 +146,32 @@ current-context: c
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, "cannot reach the cluster at https://127.0.0.1:1")
 	assert.Empty(t, res.stdout)
+}
+
+// The controller's arguments as a Deployment may write them: --flag=value,
+// --flag value, and a bare boolean.
+func TestControllerDeploymentFlags(t *testing.T) {
+	d := &appsv1.Deployment{}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "controller", Command: []string{"/bg-gitops", "controller"},
+		Args: []string{"--leader-elect", "--receiver-external-url", "https://hooks.example", "--default-service-account=applier"}}}
+	c := newControllerDeployment(d)
+	for flag, want := range map[string]string{"leader-elect": "true", "receiver-external-url": "https://hooks.example", "default-service-account": "applier"} {
+		got, ok := c.flag(flag)
+		assert.True(t, ok, flag)
+		assert.Equal(t, want, got, flag)
+	}
+}
+
+// Two replicas without leader election would both act.
+func TestReplicasWithoutLeaderElectionFail(t *testing.T) {
+	d := &appsv1.Deployment{}
+	d.Namespace, d.Name = "bg-gitops-system", "bg-gitops-controller"
+	two := int32(2)
+	d.Spec.Replicas = &two
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "controller", Args: []string{"--metrics-secure"}}}
+	k := &checker{controllers: []*controllerDeployment{newControllerDeployment(d)}}
+	lines := k.leader(context.Background())
+	require.Len(t, lines, 1)
+	assert.Equal(t, checkFailed, lines[0].state)
+	assert.Contains(t, lines[0].text, "2 replicas without --leader-elect")
 }
