@@ -63,6 +63,10 @@ func emitSecret(cmd *cobra.Command, f *secretFlags, name string, data map[string
 	}
 	out := cmd.OutOrStdout()
 	if f.export {
+		if !cmd.Flags().Changed("namespace") {
+			// The YAML goes to a file or kubeseal; this goes to the user.
+			fmt.Fprintf(cmd.ErrOrStderr(), "namespace %s (the kubeconfig's): a GitRepository reads only Secrets of its own namespace; -n chooses\n", sec.Namespace)
+		}
 		return exportSecret(out, sec)
 	}
 	c, _, err := f.connect()

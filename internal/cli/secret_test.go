@@ -226,3 +226,24 @@ func TestCreateSecretWebhook(t *testing.T) {
 		return getTestGitRepository(t, env, ns, "jobs").Status.WebhookPath == want
 	})
 }
+
+// --export of a generated webhook token says the token (the sealed YAML
+// will not) and, without -n, which namespace it wrote; on stderr, so the
+// YAML on stdout stays what kubeseal reads.
+func TestExportSaysTheTokenAndTheNamespace(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {}}]
+contexts: [{name: c, context: {cluster: c, user: u, namespace: team-a}}]
+current-context: c
+`), 0o600))
+	res := runCLI(t, "create", "secret", "webhook", "hook", "--export", "--kubeconfig", kubeconfig)
+	require.Equal(t, 0, res.code, res.stderr)
+	sec := &corev1.Secret{}
+	require.NoError(t, yaml.Unmarshal([]byte(res.stdout), sec))
+	assert.Equal(t, "team-a", sec.Namespace)
+	assert.Contains(t, res.stderr, "namespace team-a (the kubeconfig's)")
+	assert.Contains(t, res.stderr, "generated token (give it to the forge): "+string(sec.Data["token"]))
+}

@@ -74,6 +74,10 @@ token, Push events (and Tag push events for a GitRepository that follows tags).`
 			if err != nil {
 				return err
 			}
+			if token == "" && f.export {
+				// Sealed or encrypted, the YAML no longer shows it.
+				fmt.Fprintf(cmd.ErrOrStderr(), "generated token (give it to the forge): %s\n", v)
+			}
 			next := fmt.Sprintf("Give the forge the token (kubectl -n %s get secret %s -o jsonpath='{.data.token}' | base64 -d) and,\n"+
 				"as URL, status.webhookURL of the GitRepository naming this Secret (bg-gitops check -n %s prints it).", f.namespace(), args[0], f.namespace())
 			return emitSecret(cmd, f, args[0], map[string][]byte{source.WebhookTokenKey: []byte(v)}, next)
