@@ -68,6 +68,11 @@ var (
 		Help:    "Time from requesting the savepoint of a blue/green transition to its completion.",
 		Buckets: savepointBuckets,
 	}, ownLabels)
+	lastAbort = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "bggitops_flinkbluegreendeployment_last_abort_timestamp_seconds",
+		Help: "End of the last aborted rollout (status.history), 0 when none is recorded: unlike the aborts counter, " +
+			"a controller that starts after the abort still shows it.",
+	}, ownLabels)
 	abortsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "bggitops_flinkbluegreendeployment_aborts_total",
 		Help: "Blue/green transitions aborted (deadline passed or abort requested), with the old colour kept active.",
@@ -85,6 +90,6 @@ var (
 
 // collectors are registered with controller-runtime's registry.
 var collectors = []prometheus.Collector{reconcileSeconds, resourceInfo, lastApplied, stateGauge, transitionSeconds,
-	rolloutStart, savepointSeconds, abortsTotal, commitStatusTotal, webhookTotal}
+	rolloutStart, savepointSeconds, lastAbort, abortsTotal, commitStatusTotal, webhookTotal}
 
 func init() { metrics.Registry.MustRegister(collectors...) }

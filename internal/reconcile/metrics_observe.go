@@ -45,16 +45,19 @@ func observeDeployment(p *v1alpha1.FlinkBlueGreenDeployment, d time.Duration) {
 		}
 		stateGauge.WithLabelValues(p.Namespace, p.Name, string(s)).Set(v)
 	}
-	start := 0.0
+	start, aborted := 0.0, 0.0
 	for _, e := range p.Status.History {
 		switch {
 		case e.Outcome == v1alpha1.RolloutInProgress:
 			start = unix(e.StartedAt.Time)
 		case e.Outcome == v1alpha1.RolloutSucceeded && e.FinishedAt != nil:
 			lastApplied.WithLabelValues(kind, p.Namespace, p.Name).Set(unix(e.FinishedAt.Time))
+		case e.Outcome == v1alpha1.RolloutAborted && e.FinishedAt != nil:
+			aborted = unix(e.FinishedAt.Time)
 		}
 	}
 	rolloutStart.WithLabelValues(p.Namespace, p.Name).Set(start)
+	lastAbort.WithLabelValues(p.Namespace, p.Name).Set(aborted)
 	// At 0 before the first abort: increase() then sees that abort.
 	abortsTotal.WithLabelValues(p.Namespace, p.Name)
 }
@@ -157,5 +160,5 @@ func forgetMetrics(kind string, id types.NamespacedName) {
 // ownMetrics are the metrics of one kind, labelled namespace and name.
 var ownMetrics = map[string][]partialDeleter{
 	v1alpha1.GitRepositoryKind:            {commitStatusTotal},
-	v1alpha1.FlinkBlueGreenDeploymentKind: {stateGauge, transitionSeconds, rolloutStart, savepointSeconds, abortsTotal},
+	v1alpha1.FlinkBlueGreenDeploymentKind: {stateGauge, transitionSeconds, rolloutStart, savepointSeconds, lastAbort, abortsTotal},
 }

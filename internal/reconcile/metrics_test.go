@@ -108,8 +108,8 @@ func TestMetricsForgetDeletesEverySeries(t *testing.T) {
 	observeDecision(p, v1alpha1.FlinkBlueGreenDeploymentStatus{}, bluegreen.Decision{Status: p.Status,
 		Events: []bluegreen.Event{{Reason: "Aborted"}}}, time.Now())
 	// reconcile, info, last applied: 2 each; commit statuses 1; states 7;
-	// rollout start, one rollout and the abort 1 each.
-	require.Equal(t, 17, seriesOf(t, id))
+	// rollout start, last abort, one rollout and the abort 1 each.
+	require.Equal(t, 18, seriesOf(t, id))
 
 	forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, id)
 	assert.Equal(t, 4, seriesOf(t, id), "the GitRepository's series are kept")
@@ -182,4 +182,21 @@ func histogram(t *testing.T, o prometheus.Observer) *dto.Histogram {
 	m := &dto.Metric{}
 	require.NoError(t, o.(prometheus.Metric).Write(m))
 	return m.GetHistogram()
+}
+
+// TestMetricsLastAbortFromHistory: the last abort comes from
+// status.history, so a controller that starts after it still shows it.
+func TestMetricsLastAbortFromHistory(t *testing.T) {
+	id := uniqueName(t, v1alpha1.FlinkBlueGreenDeploymentKind)
+	p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: id.Namespace, Name: id.Name}}
+	observeDeployment(p, time.Second)
+	assert.Zero(t, testutil.ToFloat64(lastAbort.WithLabelValues(id.Namespace, id.Name)))
+	ended := time.Date(2026, 12, 1, 6, 0, 0, 0, time.UTC)
+	p.Status.History = []v1alpha1.RolloutRecord{
+		{Kind: v1alpha1.RolloutBlueGreen, Outcome: v1alpha1.RolloutAborted, StartedAt: metav1.NewTime(ended.Add(-time.Minute)), FinishedAt: &metav1.Time{Time: ended}},
+		{Kind: v1alpha1.RolloutBlueGreen, Outcome: v1alpha1.RolloutInProgress, StartedAt: metav1.NewTime(ended.Add(time.Minute))},
+	}
+	observeDeployment(p, time.Second)
+	assert.Equal(t, float64(ended.Unix()), testutil.ToFloat64(lastAbort.WithLabelValues(id.Namespace, id.Name)))
+	forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, id)
 }
