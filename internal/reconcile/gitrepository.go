@@ -305,9 +305,44 @@ func (r *GitRepositoryReconciler) patchStatus(ctx context.Context, run *gitRun) 
 		return nil
 	}
 	lock := client.MergeFromWithOptions(run.base, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, run.gr, lock); err != nil {
+	err := r.Client.Status().Patch(ctx, run.gr, lock)
+	if apierrors.IsConflict(err) && r.postedThisRun(run) {
+		err = r.rebaseStatus(ctx, run)
+	}
+	if err != nil {
 		return fmt.Errorf("patch status: %w", err)
 	}
 	run.base = run.gr.DeepCopy()
+	return nil
+}
+
+// postedThisRun: the forge acknowledged statuses in this reconcile, which
+// only this status write records.
+func (r *GitRepositoryReconciler) postedThisRun(run *gitRun) bool {
+	return r.Commit != nil && r.Commit.APIReader != nil &&
+		!equality.Semantic.DeepEqual(run.base.Status.CommitStatuses, run.gr.Status.CommitStatuses)
+}
+
+// rebaseStatus writes run's status onto the API server's latest version
+// when nobody else changed the status since run read it (a conflict
+// caused by metadata or spec, e.g. the receiver's reconcile request
+// annotation): dropping it would forget statuses the forge already has,
+// and a pending one would never get its verdict. Anything else stays a
+// conflict, and the reconcile runs again.
+func (r *GitRepositoryReconciler) rebaseStatus(ctx context.Context, run *gitRun) error {
+	live := &v1alpha1.GitRepository{}
+	if err := r.Commit.APIReader.Get(ctx, client.ObjectKeyFromObject(run.gr), live); err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(live.Status, run.base.Status) {
+		return apierrors.NewConflict(v1alpha1.GroupVersion.WithResource("gitrepositories").GroupResource(), run.gr.Name,
+			errors.New("the status changed since it was read"))
+	}
+	base := live.DeepCopy()
+	live.Status = run.gr.Status
+	if err := r.Client.Status().Patch(ctx, live, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	run.gr.ResourceVersion = live.ResourceVersion
 	return nil
 }

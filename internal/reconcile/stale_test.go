@@ -87,3 +87,76 @@ func TestStaleCacheReadPostsNoCommitStatusAgain(t *testing.T) {
 	assert.Equal(t, time.Hour, res.RequeueAfter.Round(time.Hour))
 	assert.Equal(t, []string{"pending", "success"}, statesOf(forgeStatuses(t, forge, r.name, rev, sync)))
 }
+
+// conflictOnce runs before ahead of the first status write, which then
+// meets a newer resourceVersion (before changes the object).
+type conflictOnce struct {
+	client.Client
+	before func()
+	done   bool
+}
+
+func (c *conflictOnce) Status() client.SubResourceWriter {
+	return &conflictWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type conflictWriter struct {
+	client.SubResourceWriter
+	c *conflictOnce
+}
+
+func (w *conflictWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if !w.c.done {
+		w.c.done = true
+		w.c.before()
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// TestStatusWriteAfterAPostSurvivesAConflict is what make chaos (seed
+// 135096583) found: the sync pending of commit A reached the forge, the
+// status write that records it met a conflict (the receiver's reconcile
+// request annotation for commit B, pushed meanwhile), the record was
+// dropped, the next reconcile went on with B, and A stayed pending for
+// ever. A conflict that only metadata or spec caused now writes the status
+// onto the latest version.
+func TestStatusWriteAfterAPostSurvivesAConflict(t *testing.T) {
+	ns := newNamespace(t)
+	forge := startGitea(t)
+	r := newForgeRepo(t, forge, ns)
+	files := func(v string) map[string]string {
+		return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
+			"settings.yaml": fmt.Sprintf(configMap, "settings", v)}
+	}
+	a := r.push(files("a"))
+	r.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
+			Repository: forge.Repository(r.name), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
+	})
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r.get())}
+	sync := status.SyncContext(ns, "flink")
+	var b string
+	c := &conflictOnce{Client: env.Client, before: func() {
+		b = r.push(files("b"))
+		gr := r.get()
+		patch := client.MergeFrom(gr.DeepCopy())
+		gr.Annotations = map[string]string{"bggitops.dev/reconcile-requested-at": "now"}
+		require.NoError(t, env.Client.Patch(t.Context(), gr, patch))
+	}}
+	_, err := directReconciler(t, c).Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	for range 3 {
+		_, err = directReconciler(t, env.Client).Reconcile(t.Context(), req)
+		require.NoError(t, err)
+	}
+	require.Equal(t, b, r.get().Status.LastAppliedRevision)
+	assert.Equal(t, "success", last(statesOf(forgeStatuses(t, forge, r.name, b, sync))))
+	assert.NotEqual(t, "pending", last(statesOf(forgeStatuses(t, forge, r.name, a, sync))), "A got its verdict")
+}
+
+func last(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[len(s)-1]
+}
