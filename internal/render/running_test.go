@@ -232,11 +232,12 @@ func TestSchemaBuildRefusesRemoteBases(t *testing.T) {
 // kustomize's schema and overruns its deadline inside a file operation (a
 // hook holds it there) lets other builds in from its deadline on, with the
 // default schema back; its goroutine, once free, unwinds without changing
-// the schema again.
+// the schema again. The deadline is long enough for the build to reach kustomize under the
+// race detector on a loaded machine (300 ms was not, once).
 func TestAbandonedSchemaBuildLeavesTheGateAtItsDeadline(t *testing.T) {
 	quiet(t)
 	stuck := newBlocker(t, "app/deploy.yaml")
-	_, err := Build(openAPITree(t, true), "app", Options{readHook: stuck.hook, Limits: Limits{Timeout: 300 * time.Millisecond}})
+	_, err := Build(openAPITree(t, true), "app", Options{readHook: stuck.hook, Limits: Limits{Timeout: 2 * time.Second}})
 	var le *LimitError
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, LimitTime, le.Limit)
