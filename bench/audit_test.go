@@ -99,6 +99,11 @@ func (a auditLog) each(offset int64, user string, from, to time.Time, f func(aud
 		return err
 	}
 	defer file.Close()
+	if st, err := file.Stat(); err != nil {
+		return err
+	} else if st.Size() < offset {
+		return fmt.Errorf("audit log %s is shorter (%d bytes) than the offset read before (%d): rotated", a.path, st.Size(), offset)
+	}
 	if _, err := file.Seek(offset, io.SeekStart); err != nil {
 		return err
 	}
@@ -128,7 +133,7 @@ func (a auditLog) serverTime(offset int64, user string, from, to time.Time) stri
 	}
 	by := map[string]*agg{}
 	var all time.Duration
-	_ = a.each(offset, user, from, to, func(ev auditEvent) {
+	err := a.each(offset, user, from, to, func(ev auditEvent) {
 		if ev.Stage != "ResponseComplete" || ev.Verb == "watch" {
 			return
 		}
@@ -143,6 +148,9 @@ func (a auditLog) serverTime(offset int64, user string, from, to time.Time) stri
 		by[key].total += d
 		all += d
 	})
+	if err != nil {
+		return "not measured: " + err.Error()
+	}
 	keys := sortedKeys(by)
 	sort.SliceStable(keys, func(i, j int) bool { return by[keys[i]].total > by[keys[j]].total })
 	var parts []string

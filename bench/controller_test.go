@@ -146,6 +146,17 @@ func (p *controllerProc) signal(sig syscall.Signal) {
 
 func (p *controllerProc) wait() { <-p.done }
 
+// waitLog waits until the process's log holds substr.
+func (p *controllerProc) waitLog(t *testing.T, substr string, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if data, err := os.ReadFile(p.logf); err == nil && strings.Contains(string(data), substr) {
+			return
+		}
+	}
+	t.Fatalf("controller %s did not log %q within %s: %s", p.name, substr, timeout, tailFile(p.logf))
+}
+
 // peakRSS is VmHWM in bytes.
 func (p *controllerProc) peakRSS() int64 { return procStatusKB(p.pid(), "VmHWM") * 1024 }
 

@@ -552,13 +552,13 @@ func (w *world) fluxIdleMinute(t *testing.T, src, ks *controllerProc, n int, lab
 	l1, u1 := w.git.counts()
 	time.Sleep(2 * time.Second) // let the audit log catch up
 	perMin := time.Minute.Seconds() / to.Sub(from).Seconds()
-	var pm [2]requestCounts
+	var raw, pm [2]requestCounts
 	for i, u := range []string{fluxSourceUser, fluxKustomizeUser} {
 		counts, err := w.audit.count(off, u, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pm[i] = counts.scaled(perMin)
+		raw[i], pm[i] = counts, counts.scaled(perMin)
 	}
 	w.rep.Idle[label+", source-controller"] = pm[0]
 	w.rep.Idle[label+", kustomize-controller"] = pm[1]
@@ -575,9 +575,13 @@ func (w *world) fluxIdleMinute(t *testing.T, src, ks *controllerProc, n int, lab
 	fpr := figure{ID: "flux-requests-per-noop-n" + suffix, Name: "API requests per no-op reconcile (GitRepository + Kustomization of 3 objects), " + label, NotMeasured: "no reconcile ran in the idle window",
 		Compare: []string{"requests-per-noop-n" + suffix}}
 	if grRec > 0 && ksRec > 0 {
+		// Ratios of the counts in the window (the per-minute figures are
+		// rounded to whole requests).
+		perGR := float64(raw[0].Total) / (grRec / perMin)
+		perKS := float64(raw[1].Total) / (ksRec / perMin)
 		fpr.NotMeasured, fpr.Unit = "", "requests"
-		fpr.Samples = []float64{float64(pm[0].Total)/grRec + float64(pm[1].Total)/ksRec}
-		fpr.Note = fmt.Sprintf("source-controller %.1f per GitRepository reconcile + kustomize-controller %.1f per Kustomization reconcile", float64(pm[0].Total)/grRec, float64(pm[1].Total)/ksRec)
+		fpr.Samples = []float64{perGR + perKS}
+		fpr.Note = fmt.Sprintf("source-controller %.1f per GitRepository reconcile + kustomize-controller %.1f per Kustomization reconcile", perGR, perKS)
 	}
 	for _, f := range []figure{
 		{ID: "flux-idle-requests-n" + suffix, Name: "API requests per idle minute, " + label, Unit: "requests", Samples: []float64{float64(total)},

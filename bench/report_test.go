@@ -10,6 +10,7 @@ package bench
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -76,14 +77,18 @@ type report struct {
 	GoBench   []goBenchResult          `json:"go_benchmarks"`
 	Failures  []string                 `json:"failures,omitempty"`
 	outputDir string
+	// /proc/stat at the start: CPU ticks in all and stolen.
+	cpuTotal0, steal0 float64
 
 	// FluxNotRun says why Flux was not run ("" when it was).
 	FluxNotRun string `json:"flux_not_run,omitempty"`
 }
 
 func newReport(dir, fluxNotRun string) *report {
-	return &report{Started: time.Now(), Machine: machine(), Versions: versions(), Workload: map[string]string{},
+	r := &report{Started: time.Now(), Machine: machine(), Versions: versions(), Workload: map[string]string{},
 		Idle: map[string]requestCounts{}, Extra: map[string]string{}, FluxNotRun: fluxNotRun, outputDir: dir}
+	r.cpuTotal0, r.steal0 = cpuStat()
+	return r
 }
 
 // add records a figure; samples may be empty with notMeasured set.
@@ -132,7 +137,38 @@ func machine() map[string]string {
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		m["loadavg at start"] = strings.Join(strings.Fields(string(data))[:3], " ")
 	}
+	m["cpu gauge at start"] = cpuGauge()
 	return m
+}
+
+// cpuGauge times a fixed single-threaded workload (SHA-256 of 64 MiB), so
+// that runs on the same kind of machine can be compared: a slower gauge
+// means a slower (or busier) machine, not slower code.
+func cpuGauge() string {
+	buf := make([]byte, 64<<20)
+	start := time.Now()
+	sum := sha256.Sum256(buf)
+	_ = sum
+	return fmt.Sprintf("SHA-256 of 64 MiB in %d ms", time.Since(start).Milliseconds())
+}
+
+// cpuStat is the machine's CPU time from /proc/stat, in clock ticks: all of
+// it, and the part the hypervisor gave to other guests (steal).
+func cpuStat() (total, steal float64) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fs := strings.Fields(line)
+	for i := 1; i < len(fs) && i <= 8; i++ { // guest time is counted in user already
+		v, _ := strconv.ParseFloat(fs[i], 64)
+		total += v
+		if i == 8 {
+			steal = v
+		}
+	}
+	return total, steal
 }
 
 func procStatusKBFile(path, field string) int64 {
@@ -264,6 +300,10 @@ func (r *report) write() error {
 	r.Finished = time.Now()
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		r.Machine["loadavg at end"] = strings.Join(strings.Fields(string(data))[:3], " ")
+	}
+	r.Machine["cpu gauge at end"] = cpuGauge()
+	if total, steal := cpuStat(); total > r.cpuTotal0 {
+		r.Machine["cpu stolen by the hypervisor during the run"] = fmt.Sprintf("%.1f %%", 100*(steal-r.steal0)/(total-r.cpuTotal0))
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {

@@ -66,6 +66,10 @@ func (w *world) shardPhase(t *testing.T) {
 	w.deleteAll(t, lastNS)
 }
 
+// standbySettle is how long a new standby runs before the leader is
+// stopped, after its first attempt at the Lease.
+const standbySettle = 5 * time.Second
+
 // takeoverPhase: two replicas with leader election manage 50
 // GitRepositories. The leader is stopped (SIGKILL, then SIGTERM); the
 // figures are the time until the standby holds the Lease, and until it
@@ -86,6 +90,13 @@ func (w *world) takeoverPhase(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		for r := 0; r < w.s.rounds; r++ {
 			name := repoName(r % n)
+			// A standby that has been up a while, as in a Deployment:
+			// it has tried the Lease and waits for its next attempt
+			// (retry period 2 s, jittered up to 4.4 s). Stopping the
+			// leader before that first attempt would time the standby's
+			// start instead.
+			standby.waitLog(t, "to acquire leader lease", time.Minute)
+			time.Sleep(standbySettle)
 			t0 := time.Now()
 			leader.signal(sig)
 			mark := t0.Format(time.RFC3339Nano)
@@ -115,7 +126,7 @@ func (w *world) takeoverPhase(t *testing.T) {
 		Target: "≤ 20 s", TargetMax: target(20), Note: "controller-runtime defaults: lease 15 s, renew deadline 10 s, retry 2 s"})
 	w.rep.add(figure{ID: "takeover-kill-work", Section: scaleOutSection, Name: "SIGKILL → new leader handled a reconcile request made at the kill", Unit: "s", Samples: kill[1]})
 	w.rep.add(figure{ID: "takeover-term-lease", Section: scaleOutSection, Name: "leader takeover after a graceful stop (SIGTERM; the Lease is released)", Unit: "s", Samples: term[0],
-		Target: "≤ 2 s", TargetMax: target(2)})
+		Target: "≤ 2 s", TargetMax: target(2), Note: fmt.Sprintf("the standby had run %s since its first attempt at the Lease; it tries again after the retry period (2 s) with client-go's jitter (up to 4.4 s)", standbySettle)})
 	w.rep.add(figure{ID: "takeover-term-work", Section: scaleOutSection, Name: "SIGTERM → new leader handled a reconcile request made at the stop", Unit: "s", Samples: term[1]})
 	leader.stop(syscall.SIGTERM)
 	standby.stop(syscall.SIGTERM)

@@ -148,6 +148,10 @@ func setup(t *testing.T, s settings) *world {
 	w.audit = auditLog{path: filepath.Join(dir, "audit.log")}
 	env, err := testenv.Start(testenv.Options{APIServerArgs: map[string]string{
 		"audit-log-path": w.audit.path, "audit-policy-file": policy, "audit-log-format": "json",
+		// The API server rotates its audit log at 100 MB by default, which
+		// a run with Flux at N=500 passes; offsets into the log must stay
+		// valid for the whole run.
+		"audit-log-maxsize": "100000",
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +500,6 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	w.rep.Idle[label] = pm
 	section := "§3 creation, memory and idle cost"
 	reconciles := (rec1 - rec0) * perMin
-	nonLease := pm.Total - pm.Leases
 	fr := figure{ID: "idle-requests-n" + fmt.Sprint(n), Section: section, Name: "API requests per idle minute, " + label, Unit: "requests", Samples: []float64{float64(pm.Total)},
 		Note: fmt.Sprintf("%d lease requests; %.0f no-op reconciles in the minute", pm.Leases, reconciles)}
 	fw := figure{ID: "idle-writes-n" + fmt.Sprint(n), Section: section, Name: "write requests per idle minute, " + label, Unit: "writes", Samples: []float64{float64(pm.Writes)},
@@ -505,8 +508,12 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 		Samples: []float64{float64(pm.Writes - pm.LeaseWrites)}, Target: "0 (only lease renewals write)", TargetMax: target(0)}
 	var fpr figure
 	if reconciles > 0 {
+		// A ratio of the counts in the window, not of the per-minute
+		// figures (those are rounded to whole requests).
+		nonLease := float64(counts.Total - counts.Leases)
 		fpr = figure{ID: "requests-per-noop-n" + fmt.Sprint(n), Section: section, Name: "API requests per no-op reconcile (3 managed objects), " + label, Unit: "requests",
-			Samples: []float64{float64(nonLease) / reconciles}, Target: "≤ 3 (one per managed object)", TargetMax: target(3)}
+			Samples: []float64{nonLease / (rec1 - rec0)}, Target: "≤ 3 (one per managed object)", TargetMax: target(3),
+			Note: fmt.Sprintf("%.0f requests other than the lease's in %.0f reconciles", nonLease, rec1-rec0)}
 	} else {
 		fpr = figure{ID: "requests-per-noop-n" + fmt.Sprint(n), Section: section, Name: "API requests per no-op reconcile, " + label, NotMeasured: "no reconcile ran in the idle window"}
 	}
