@@ -564,8 +564,9 @@ func (w *world) fluxIdleMinute(t *testing.T, src, ks *controllerProc, n int, lab
 	w.rep.Idle[label+", kustomize-controller"] = pm[1]
 	total, writes := pm[0].Total+pm[1].Total, pm[0].Writes+pm[1].Writes
 	delta := func(a, b metricsText, name, match string) float64 { return b.sum(name, match) - a.sum(name, match) }
-	grRec := delta(ms0, ms1, "controller_runtime_reconcile_total", `controller="gitrepository"`) * perMin
-	ksRec := delta(mk0, mk1, "controller_runtime_reconcile_total", `controller="kustomization"`) * perMin
+	grN := delta(ms0, ms1, "controller_runtime_reconcile_total", `controller="gitrepository"`)
+	ksN := delta(mk0, mk1, "controller_runtime_reconcile_total", `controller="kustomization"`)
+	grRec, ksRec := grN*perMin, ksN*perMin
 	// Busy workers: time inside Reconcile over the window (the
 	// Kustomization reconciles due in a minute may not all fit in it).
 	window := to.Sub(from).Seconds()
@@ -577,8 +578,8 @@ func (w *world) fluxIdleMinute(t *testing.T, src, ks *controllerProc, n int, lab
 	if grRec > 0 && ksRec > 0 {
 		// Ratios of the counts in the window (the per-minute figures are
 		// rounded to whole requests).
-		perGR := float64(raw[0].Total) / (grRec / perMin)
-		perKS := float64(raw[1].Total) / (ksRec / perMin)
+		perGR := float64(raw[0].Total) / grN
+		perKS := float64(raw[1].Total) / ksN
 		fpr.NotMeasured, fpr.Unit = "", "requests"
 		fpr.Samples = []float64{perGR + perKS}
 		fpr.Note = fmt.Sprintf("source-controller %.1f per GitRepository reconcile + kustomize-controller %.1f per Kustomization reconcile", perGR, perKS)
