@@ -183,10 +183,12 @@ func (d *decider) noChange(x Color, a *Child) {
 	d.settle(a)
 }
 
-// settle reports the active child's job once nothing is left to do.
+// settle reports the active child's job once nothing is left to do:
+// SUSPENDED once the Flink operator has stopped the job a suspended spec
+// asks to stop, RECONCILING until then.
 func (d *decider) settle(a *Child) {
 	switch {
-	case a.suspendedSpec():
+	case a.suspended():
 		d.setJob(v1alpha1.JobSuspended, "")
 	case a.Ready():
 		d.setJob(v1alpha1.JobRunning, "")
@@ -196,12 +198,15 @@ func (d *decider) settle(a *Child) {
 }
 
 // mirror keeps jobStatus.state true to the active child while nothing is
-// in progress: RUNNING only while the child runs its current spec, and
-// RECONCILING while the Flink operator brings it (back) up. FAILING and
-// SUSPENDED report a rollout's outcome and stay until the next change.
+// in progress: RUNNING only while the child runs its current spec,
+// SUSPENDED only once its job has stopped as asked, and RECONCILING while
+// the Flink operator brings it (back) up or stops it. FAILING reports a
+// rollout's outcome and stays until the next change.
 func (d *decider) mirror(a *Child) {
-	switch d.st.JobStatus.State {
-	case v1alpha1.JobFailing, v1alpha1.JobSuspended:
+	switch {
+	case d.st.JobStatus.State == v1alpha1.JobFailing:
+	case a.suspended():
+		d.setJob(v1alpha1.JobSuspended, "")
 	default:
 		if a.Ready() {
 			d.setJob(v1alpha1.JobRunning, "")
@@ -290,7 +295,7 @@ func (d *decider) removeLeftover(b *Child) {
 	// The new transition has begun: the abort that left b behind belongs
 	// to the previous revision and must not be reported for this one.
 	d.setJob(v1alpha1.JobReconciling, "")
-	if !b.Deleting {
+	if !b.Deleting && !d.deleting(b.Name) {
 		d.deleteChild(b.Color)
 	}
 	d.progressing("WaitingForDeletion", "deleting FlinkDeployment %s left by an earlier transition before the new one starts", b.Name)

@@ -235,6 +235,16 @@ func (d *decider) suspendChild(c *Child) {
 	d.apply(&ChildSpec{Name: c.Name, Color: c.Color, Spec: spec, Revision: c.Revision})
 }
 
+// deleting reports whether this decision deletes the child named name.
+func (d *decider) deleting(name string) bool {
+	for _, a := range d.out.Actions {
+		if a.Type == DeleteChild && a.ChildName == name {
+			return true
+		}
+	}
+	return false
+}
+
 // suspending reports whether this decision suspends the child named name
 // (an abort that a revert in the same reconcile follows).
 func (d *decider) suspending(name string) bool {

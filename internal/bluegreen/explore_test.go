@@ -12,48 +12,88 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // The explorer drives the model (model_test.go) through every interleaving
-// of events up to a depth from each of the seven states, and through long
-// random walks, checking the invariants after every step. A violation
-// prints the event sequence that reaches it (the shortest, for the
-// breadth-first search).
+// of events from start states in every phase of a rollout, and through
+// long random walks, checking the invariants after every step. A
+// violation prints the event sequence that reaches it (the shortest, for
+// the breadth-first search).
+//
+// Events are progress (the controller's reconciles, the Flink operator
+// acting, jobs coming up, savepoints completing, deletions finishing, the
+// clock reaching the next deadline) or faults (crashes, lost writes, jobs
+// crashing, failed savepoints, every commit and request of a user, denials,
+// wiped status, a window closing). The search takes every progress event
+// at every step and up to exploreFaults faults anywhere along the way, so
+// each trail is a whole rollout with one or two faults inserted.
 
-// exploreDepth is the depth of the exhaustive search from each state
-// (EXPLORE_DEPTH overrides it); see TestExploreEveryInterleaving.
+// exploreFaults is the number of faults the search inserts along a trail
+// (EXPLORE_FAULTS overrides it); exploreDepth bounds a trail's length
+// (EXPLORE_DEPTH).
+func exploreFaults() int {
+	if n, err := strconv.Atoi(os.Getenv("EXPLORE_FAULTS")); err == nil {
+		return n
+	}
+	if testing.Short() {
+		return 0
+	}
+	return 1
+}
+
 func exploreDepth() int {
 	if n, err := strconv.Atoi(os.Getenv("EXPLORE_DEPTH")); err == nil {
 		return n
 	}
-	if testing.Short() {
-		return 3
-	}
-	return 4
+	return 24
 }
 
-// startStates are the seven blue/green states, reached by a script.
+// startStates are scripted states in every phase of a rollout.
 var startStates = []struct {
-	state v1alpha1.BlueGreenState
-	steps []string
+	name   string
+	manual bool
+	steps  []string
 }{
-	{v1alpha1.InitializingBlue, []string{"commit: suspend", "reconcile"}},
-	{v1alpha1.TransitioningToBlue, []string{"reconcile"}},
-	{v1alpha1.ActiveBlue, activeBlue},
-	{v1alpha1.SavepointingBlue, append(activeBlue[:len(activeBlue):len(activeBlue)], "commit: new image", "reconcile")},
-	{v1alpha1.TransitioningToGreen, toGreen},
-	{v1alpha1.ActiveGreen, activeGreen},
-	{v1alpha1.SavepointingGreen, append(activeGreen[:len(activeGreen):len(activeGreen)], "commit: new image", "reconcile")},
+	{"nothing deployed", false, nil},
+	{"INITIALIZING_BLUE, suspended", false, []string{"commit: suspend", "reconcile"}},
+	{"first deployment under way", false, []string{"reconcile"}},
+	{"ACTIVE_BLUE", false, activeBlue},
+	{"ACTIVE_BLUE, a new image committed", false, withCommit(activeBlue)},
+	{"ACTIVE_BLUE, an in-place change committed", false, append(clip(activeBlue), "commit: parallelism.default (in place)")},
+	{"savepoint in flight", false, append(withCommit(activeBlue), "reconcile")},
+	{"new colour deploying", false, toGreen},
+	{"new colour ready", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN")},
+	{"deletion delay running", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile")},
+	{"new colour flapping", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile",
+		"job crashes: GREEN")},
+	{"old colour being deleted", false, clip(activeGreen[:len(activeGreen)-1])},
+	{"ACTIVE_GREEN, a new image committed", false, withCommit(activeGreen)},
+	{"Manual: ACTIVE_BLUE, a new image committed", true, withCommit(activeBlue)},
+	{"Manual: waiting for promotion", true, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile")},
 }
 
 var (
 	activeBlue  = []string{"reconcile", "operator acts on the spec of BLUE", "job becomes ready: BLUE", "reconcile"}
-	toGreen     = append(activeBlue[:len(activeBlue):len(activeBlue)], "commit: new image", "reconcile", "savepoint completes", "reconcile")
-	activeGreen = append(toGreen[:len(toGreen):len(toGreen)], "operator acts on the spec of GREEN", "job becomes ready: GREEN",
+	toGreen     = append(withCommit(activeBlue), "reconcile", "savepoint completes", "reconcile")
+	activeGreen = append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN",
 		"reconcile", "clock past the next deadline", "reconcile", "deletion completes: BLUE")
 )
+
+func clip(s []string) []string { return s[:len(s):len(s)] }
+
+func withCommit(s []string) []string { return append(clip(s), "commit: new image") }
+
+// progressEvents are the names of the events that move a rollout on.
+var progressEvents = map[string]bool{
+	"reconcile": true, "savepoint completes": true, "clock past the next deadline": true,
+	"operator acts on the spec of BLUE": true, "operator acts on the spec of GREEN": true,
+	"job becomes ready: BLUE": true, "job becomes ready: GREEN": true,
+	"job restarts from its checkpoint: BLUE": true, "job restarts from its checkpoint: GREEN": true,
+	"deletion completes: BLUE": true, "deletion completes: GREEN": true,
+}
 
 func eventByName(name string) mEvent {
 	for _, e := range allEvents() {
@@ -76,63 +116,120 @@ func scripted(t testing.TB, m *model, steps []string) {
 }
 
 type node struct {
-	m     *model
-	trail []string
+	m      *model
+	faults int // faults still to insert
+	trail  []string
 }
 
-// TestExploreEveryInterleaving is the bounded exhaustive search.
+// reach counts what the search or the walks reached.
+type reach struct {
+	states, blueGreen, aborted, savepoints int
+}
+
+func (r *reach) note(m *model) {
+	r.states++
+	done, ab, sp := outcomes(m)
+	r.blueGreen += b2i(done)
+	r.aborted += b2i(ab)
+	r.savepoints += b2i(sp)
+}
+
+// outcomes: has the model completed a blue/green rollout, aborted one,
+// taken a savepoint?
+func outcomes(m *model) (blueGreen, aborted, savepoint bool) {
+	for _, r := range m.P.Status.History {
+		blueGreen = blueGreen || r.Kind == v1alpha1.RolloutBlueGreen && r.Outcome == v1alpha1.RolloutSucceeded
+		aborted = aborted || r.Outcome == v1alpha1.RolloutAborted
+	}
+	return blueGreen, aborted, len(m.Paths) > 0
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestExploreEveryInterleaving is the bounded exhaustive search: from each
+// start state, every order of progress events with up to exploreFaults
+// faults inserted anywhere, to exploreDepth events.
 func TestExploreEveryInterleaving(t *testing.T) {
-	depth := exploreDepth()
+	depth, faults := exploreDepth(), exploreFaults()
 	events := allEvents()
-	total := 0
+	var all reach
+	start := time.Now()
+	// seen keeps, per state, the most faults a visit had left: a state
+	// reached again with no more faults to spend has nothing new to show.
+	// It is shared: a start state on another's path adds little.
+	seen := map[uint64]int{}
 	for _, s := range startStates {
-		t.Run(string(s.state), func(t *testing.T) {
-			m := newModel(v1alpha1.UpgradeModeSavepoint, false)
+		t.Run(s.name, func(t *testing.T) {
+			m := newModel(v1alpha1.UpgradeModeSavepoint, s.manual)
 			scripted(t, m, s.steps)
-			if m.P.Status.BlueGreenState != s.state {
-				t.Fatalf("script reached %s, want %s", m.describe(), s.state)
-			}
-			n := explore(t, m, depth, events)
-			total += n
-			t.Logf("%s: %d states explored to depth %d", s.state, n, depth)
+			r := explore(t, m, depth, faults, events, seen)
+			all.states += r.states
+			all.blueGreen += r.blueGreen
+			t.Logf("%s (%s): %d states, %d of them after a completed blue/green rollout", s.name, m.describe(), r.states, r.blueGreen)
 		})
 	}
-	t.Logf("%d states in all, depth %d, %d kinds of event", total, depth, len(events))
+	t.Logf("%d states in all, up to %d faults a trail, depth %d, %d kinds of event (%d progress); %d states after a completed blue/green rollout; %s",
+		all.states, faults, depth, len(events), len(progressEvents), all.blueGreen, time.Since(start).Round(time.Millisecond))
+	if all.blueGreen == 0 {
+		t.Errorf("the search completed no blue/green rollout: it cannot check a cut-over")
+	}
 }
 
-func explore(t *testing.T, start *model, depth int, events []mEvent) int {
-	frontier := []node{{m: start}}
-	seen := map[uint64]bool{start.key(): true}
-	for d := 0; d < depth; d++ {
+func explore(t *testing.T, start *model, depth, faults int, events []mEvent, seen map[uint64]int) reach {
+	frontier := []node{{m: start, faults: faults}}
+	var r reach
+	if best, ok := seen[start.key()]; ok && best >= faults {
+		return r
+	}
+	seen[start.key()] = faults
+	r.note(start)
+	for d := 0; d < depth && len(frontier) > 0; d++ {
 		var next []node
 		for _, n := range frontier {
 			for _, e := range events {
+				left := n.faults
+				if !progressEvents[e.name] {
+					if left == 0 {
+						continue
+					}
+					left--
+				}
 				c := n.m.clone()
 				ok, err := e.do(c)
 				if !ok {
 					continue
 				}
-				trail := append(n.trail[:len(n.trail):len(n.trail)], e.name)
+				trail := append(clip(n.trail), e.name)
 				if err != nil {
 					t.Fatalf("violation: %v\nafter: %s\nstate: %s", err, strings.Join(trail, " → "), c.describe())
 				}
-				if k := c.key(); !seen[k] {
-					seen[k] = true
-					if d+1 < depth {
-						next = append(next, node{c, trail})
-					}
+				k := c.key()
+				if best, ok := seen[k]; ok && best >= left {
+					continue
 				}
+				if _, ok := seen[k]; !ok {
+					r.note(c)
+				}
+				seen[k] = left
+				next = append(next, node{c, left, trail})
 			}
 		}
 		frontier = next
 	}
-	return len(seen)
+	return r
 }
 
 // TestRandomWalksWithFaults: long random walks through the same events,
-// in every upgrade mode, with Automatic and Manual promotion.
+// in every upgrade mode, with Automatic and Manual promotion. Progress is
+// likelier than a fault and a new commit comes now and then, so that most
+// walks complete blue/green rollouts, with faults on the way.
 func TestRandomWalksWithFaults(t *testing.T) {
-	walks, steps := 1500, 80
+	walks, steps := 1000, 300
 	if testing.Short() {
 		walks = 200
 	}
@@ -144,32 +241,68 @@ func TestRandomWalksWithFaults(t *testing.T) {
 		first, _ = strconv.ParseInt(s, 10, 64)
 		walks = int(first) + 1
 	}
-	events := allEvents()
-	total := 0
-	for seed := first; seed < int64(walks); seed++ {
-		total += walk(t, seed, steps, events)
+	var progress, faults []mEvent
+	for _, e := range allEvents() {
+		if progressEvents[e.name] {
+			progress = append(progress, e)
+		} else {
+			faults = append(faults, e)
+		}
 	}
-	t.Logf("%d walks, %d steps applied", walks-int(first), total)
+	total, n := 0, walks-int(first)
+	var r reach
+	for seed := first; seed < int64(walks); seed++ {
+		m, applied := walk(t, seed, steps, progress, faults)
+		total += applied
+		r.note(m)
+	}
+	t.Logf("%d walks, %d steps applied; %.0f%% completed a blue/green rollout, %.0f%% aborted one, %.0f%% took a savepoint",
+		n, total, pct(r.blueGreen, n), pct(r.aborted, n), pct(r.savepoints, n))
+	if n >= 100 && 2*r.blueGreen < n {
+		t.Errorf("only %d of %d walks completed a blue/green rollout: the walks check too few cut-overs", r.blueGreen, n)
+	}
 }
 
-func walk(t *testing.T, seed int64, steps int, events []mEvent) int {
+func pct(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }
+
+// walk takes steps events: a reconcile one time in three, a new image one
+// time in fifty (and in Manual mode a promotion), a fault one time in thirty-three (six a walk), and
+// otherwise a progress event that applies (a jump to the next deadline
+// seldom: the operator usually keeps up).
+func walk(t *testing.T, seed int64, steps int, progress, faults []mEvent) (*model, int) {
 	r := rand.New(rand.NewSource(seed))
 	mode, manual, noPath := modes[r.Intn(len(modes))], r.Intn(3) == 0, r.Intn(3) == 0
 	m := newModel(mode, manual)
 	if noPath {
 		m.P.Spec.Template.Spec.Job.InitialSavepointPath = ""
+		m.PathsSeen = map[string]bool{"": true}
 	}
+	commit, promote := eventByName("commit: new image"), eventByName("request "+v1alpha1.PromoteRequestedAtAnnotation)
 	var trail []string
 	for i := 0; i < steps; i++ {
-		e := events[r.Intn(len(events))]
-		if r.Intn(3) == 0 {
-			e = controllerEvents[0] // reconciles are the most common event
+		var pick []mEvent
+		switch p := r.Intn(100); {
+		case p < 33:
+			pick = controllerEvents[:1]
+		case p < 35:
+			pick = []mEvent{commit}
+		case p < 37:
+			if manual {
+				pick = []mEvent{promote} // a person promotes, now and then
+			}
+		case p < 40:
+			pick = faults
+		default:
+			pick = progress
+			if r.Intn(12) != 0 {
+				pick = withoutClock(progress)
+			}
 		}
-		ok, err := e.do(m)
-		if !ok {
+		name, err := applyOne(r, m, pick)
+		if name == "" {
 			continue
 		}
-		trail = append(trail, e.name)
+		trail = append(trail, name)
 		if err != nil {
 			trail = shortest(mode, manual, noPath, trail)
 			m, err = replay(mode, manual, noPath, trail)
@@ -177,7 +310,28 @@ func walk(t *testing.T, seed int64, steps int, events []mEvent) int {
 				m.P.PromotionMode(), noPath, err, strings.Join(trail, " → "), m.describe())
 		}
 	}
-	return len(trail)
+	return m, len(trail)
+}
+
+// applyOne applies the first of events, in random order, that applies;
+// "" when none does.
+func applyOne(r *rand.Rand, m *model, events []mEvent) (string, error) {
+	for _, i := range r.Perm(len(events)) {
+		if ok, err := events[i].do(m); ok {
+			return events[i].name, err
+		}
+	}
+	return "", nil
+}
+
+func withoutClock(events []mEvent) []mEvent {
+	var out []mEvent
+	for _, e := range events {
+		if e.name != "clock past the next deadline" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // replay runs a trail of events on a new model; the error is the
@@ -186,6 +340,7 @@ func replay(mode string, manual, noPath bool, trail []string) (*model, error) {
 	m := newModel(mode, manual)
 	if noPath {
 		m.P.Spec.Template.Spec.Job.InitialSavepointPath = ""
+		m.PathsSeen = map[string]bool{"": true}
 	}
 	for _, name := range trail {
 		if ok, err := eventByName(name).do(m); ok && err != nil {

@@ -359,18 +359,20 @@ func TestDecideRejectsBrokenSpecs(t *testing.T) {
 	}
 }
 
-func TestMidTransitionUpgradeModeChangeIsDeferred(t *testing.T) {
+func TestMidTransitionChangeToStatefulRestartsFromASavepoint(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeStateless)
 	startTransition(w, v1alpha1.UpgradeModeStateless)
 	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
 		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
 	}, "main@sha1:r3")
-	w.expectNoop(w.step())
-	w.ready(Green)
+	// Green started without blue's state: it is deleted, blue stays
+	// active, and the change rolls out from a savepoint of blue.
 	w.step()
-	// Cut over, then the upgrade mode is patched into green in place.
-	w.expectState(sToGreen, jReconciling)
-	if w.children[Green].Spec.UpgradeModeOrDefault() != v1alpha1.UpgradeModeSavepoint {
-		w.fatalf("upgrade mode not patched after cut-over")
+	w.expectState(sActiveBlue, jReconciling)
+	if g := w.children[Green]; g == nil || !g.Deleting {
+		w.fatalf("green not deleted")
 	}
+	w.gone()
+	w.step()
+	w.expectState(v1alpha1.SavepointingBlue, jReconciling)
 }

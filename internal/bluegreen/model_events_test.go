@@ -192,6 +192,16 @@ func (m *model) nextDeadline() time.Time {
 	if st.BlueGreenState.Savepointing() && st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil {
 		consider(st.Savepoint.TriggerTimestamp.Add(mSpTime + time.Second))
 	}
+	// The model's own bounds (checkTimers), in case the status lost its.
+	t := &m.T
+	for _, at := range []struct {
+		since time.Time
+		bound time.Duration
+	}{{t.SpAt, mSpTime}, {t.TStart, mGrace}, {t.ReadyAt, mDelay}} {
+		if !at.since.IsZero() {
+			consider(at.since.Add(at.bound + mRound))
+		}
+	}
 	return out
 }
 
@@ -211,23 +221,29 @@ func editParent(name string, f func(s *v1alpha1.FlinkBlueGreenDeploymentSpec)) m
 	}}
 }
 
-func (m *model) userChange() {
-	if !m.Since.IsZero() {
-		m.Since = m.Now
-	}
-}
+// userChange: a commit may change the template's initialSavepointPath.
+func (m *model) userChange() { m.notePath() }
 
 func request(key string) mEvent {
 	return mEvent{"request " + key, func(m *model) (bool, error) {
 		m.P.Annotations[key] = m.next("at")
-		m.userChange()
+		if key == v1alpha1.PromoteRequestedAtAnnotation {
+			m.T.Promote = m.Now
+		}
 		return true, nil
 	}}
 }
 
 // Users and other hands.
 var userEvents = concat([]mEvent{
-	edit("commit: new image", func(s *v1alpha1.FlinkDeploymentSpec) { s.Image = fmt.Sprintf("flink:%d", len(s.Image)) }),
+	// Each new image differs from the last (flink:7, flink:8, flink:7, …).
+	edit("commit: new image", func(s *v1alpha1.FlinkDeploymentSpec) {
+		if s.Image == "flink:7" {
+			s.Image = "flink:8"
+		} else {
+			s.Image = "flink:7"
+		}
+	}),
 	edit("commit: parallelism.default (in place)", func(s *v1alpha1.FlinkDeploymentSpec) {
 		s.FlinkConfiguration = rawJSON(fmt.Sprintf(`{"taskmanager.numberOfTaskSlots":"2","state.savepoints.dir":"file:///sp",`+
 			`"parallelism.default":"%d"}`, len(s.FlinkConfiguration.Raw)))
@@ -288,9 +304,10 @@ var userEvents = concat([]mEvent{
 	request(v1alpha1.RetryRequestedAtAnnotation),
 	{"status wiped", func(m *model) (bool, error) {
 		m.P.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
-		m.Since, m.RejKey = time.Time{}, ""
+		m.T, m.RejKey = mTimers{}, ""
 		return true, nil
 	}},
+	{"rollout window closes/opens (toggle)", func(m *model) (bool, error) { m.Closed = !m.Closed; return true, nil }},
 	{"webhook denies savepoints (toggle)", func(m *model) (bool, error) { m.DenySnap = !m.DenySnap; return true, nil }},
 	{"RBAC forbids deletes (toggle)", func(m *model) (bool, error) { m.DenyDel = !m.DenyDel; return true, nil }},
 },
@@ -298,13 +315,11 @@ var userEvents = concat([]mEvent{
 		if x.Deleting {
 			return false
 		}
-		if m.holds(x) {
-			if o := m.C[x.Color.Other()]; o == nil || !m.carries(o.Run) && !m.carries(o.Upgrade) {
-				m.Holder = "" // the user destroyed the state
-			}
-		}
 		x.Deleting = true
-		m.userChange()
+		if !m.stateSurvives() {
+			m.Holder = "" // the user destroyed the state
+			m.notePath()
+		}
 		return true
 	}),
 	perChild("scaled through the scale subresource:", func(m *model, x *mChild) bool {
@@ -316,6 +331,17 @@ var userEvents = concat([]mEvent{
 		return true
 	}),
 )
+
+// stateSurvives: a child not being deleted holds the latest state, or
+// runs (or would restore) a job that carries it.
+func (m *model) stateSurvives() bool {
+	for _, c := range m.C {
+		if !c.Deleting && (m.holds(c) || m.carries(c.Run) || m.carries(c.Upgrade)) {
+			return true
+		}
+	}
+	return false
+}
 
 func concat(lists ...[]mEvent) []mEvent {
 	var out []mEvent

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,12 +45,38 @@ type model struct {
 	Now    time.Time
 	Seq    int
 	Holder string // the run holding the latest state ("" before any)
-	// Since is when the current transition started or was last changed by
-	// a user (zero outside transitions): the liveness clock.
-	Since    time.Time
-	DenySnap bool   // an admission webhook denies FlinkStateSnapshots
-	DenyDel  bool   // RBAC forbids deleting FlinkDeployments
-	RejKey   string // the request whose rejection is recorded in status
+	// PathsSeen are the initialSavepointPath values the template had while
+	// no job held state: the first job must start from one of them.
+	PathsSeen map[string]bool
+	DenySnap  bool   // an admission webhook denies FlinkStateSnapshots
+	DenyDel   bool   // RBAC forbids deleting FlinkDeployments
+	RejKey    string // the request whose rejection is recorded in status
+	Closed    bool   // the rollout window is closed
+	T         mTimers
+	seen      map[Color]mChild // the children as the reconcile under way observed them
+}
+
+// snapshot copies the children as they are now.
+func (m *model) snapshot() map[Color]mChild {
+	out := make(map[Color]mChild, len(m.C))
+	for c, x := range m.C {
+		out[c] = *x
+	}
+	return out
+}
+
+// mTimers are the model's own clocks of the rollout under way, started
+// from what the model saw happen (status writes, commits, requests), never
+// read back from the deadlines the status records: each timer is checked
+// against its own bound (checkTimers).
+type mTimers struct {
+	SpName   string    // the savepoint being taken
+	SpAt     time.Time // when it was asked for
+	TStart   time.Time // when the abort grace period began (or a new target revision restarted it)
+	ReadyAt  time.Time // since when the target has run its spec, seen at status writes
+	WasReady bool
+	Flapped  bool      // Manual mode: the target stopped being ready
+	Promote  time.Time // when the last promotion was requested
 }
 
 type mChild struct {
@@ -85,10 +112,9 @@ const (
 	mInterval = time.Second
 	mDelay    = 500 * time.Millisecond
 	mSpTime   = 5 * time.Second
-	// mBound is the longest a transition may last: savepoint timeout,
-	// grace period, deletion delay, one reschedule, and the rounding of
-	// three status timestamps to whole seconds.
-	mBound = mSpTime + mGrace + mDelay + mInterval + 3*time.Second
+	// mRound is how much later than its nominal bound a timer may fire:
+	// deadlines are rounded up to the whole second the API server keeps.
+	mRound = time.Second
 )
 
 const (
@@ -111,8 +137,18 @@ func newModel(mode string, manualPromotion bool) *model {
 	p := &v1alpha1.FlinkBlueGreenDeployment{Spec: spec}
 	p.Name, p.Namespace, p.Generation = "orders", "prod", 1
 	p.Annotations = map[string]string{v1alpha1.RevisionAnnotation: "r0"}
-	return &model{P: p, C: map[Color]*mChild{}, Snaps: map[string]*mSnap{}, Runs: map[string]mRun{},
-		Paths: map[string]string{}, Now: t0.Add(300 * time.Millisecond)}
+	m := &model{P: p, C: map[Color]*mChild{}, Snaps: map[string]*mSnap{}, Runs: map[string]mRun{},
+		Paths: map[string]string{}, PathsSeen: map[string]bool{}, Now: t0.Add(300 * time.Millisecond)}
+	m.notePath()
+	return m
+}
+
+// notePath records the template's initialSavepointPath while no job holds
+// state: a first job may start from it.
+func (m *model) notePath() {
+	if m.Holder == "" {
+		m.PathsSeen[m.P.Spec.Template.Spec.Job.InitialSavepointPath] = true
+	}
 }
 
 func (m *model) clone() *model {
@@ -137,13 +173,20 @@ func (m *model) clone() *model {
 	for k, v := range m.Paths {
 		n.Paths[k] = v
 	}
+	n.PathsSeen = make(map[string]bool, len(m.PathsSeen))
+	for k, v := range m.PathsSeen {
+		n.PathsSeen[k] = v
+	}
 	return &n
 }
 
 // key identifies a state for the explorer's visited set. Of
 // status.history it keeps only whether a rollout is under way: Decide
 // reads nothing else of it (see history.go), and the times in finished
-// entries would otherwise tell apart states that behave alike.
+// entries would otherwise tell apart states that behave alike. The
+// lineage (every run and what it restored from, every savepoint and the
+// run it captured) is part of the key: two states with the same objects
+// but different histories of state are different states.
 func (m *model) key() uint64 {
 	st := *m.P.Status.DeepCopy()
 	hist := st.History
@@ -156,14 +199,18 @@ func (m *model) key() uint64 {
 		M    string
 		C    map[Color]*mChild
 		N    map[string]*mSnap
-		R, T int
+		R    map[string]mRun
+		P    map[string]string
+		PS   map[string]bool
+		T    int
 		H    string
 		D, E bool
 		K    string
-		W    time.Time
-		U    bool
+		W    mTimers
+		U, X bool
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
-		m.C, m.Snaps, len(m.Runs), int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey, m.Since, underWay})
+		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
+		m.T, underWay, m.Closed})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -177,6 +224,9 @@ func (m *model) next(prefix string) string {
 // input is what the adapter observes.
 func (m *model) input() Input {
 	in := Input{Parent: m.P.DeepCopy(), Window: Window{Open: true}, Now: m.Now}
+	if m.Closed {
+		in.Window = Window{OpensAt: m.Now.Add(time.Hour), Description: "outside the rollout window"}
+	}
 	in.Blue, in.Green = m.observed(Blue), m.observed(Green)
 	if sp := m.P.Status.Savepoint; sp != nil && m.Snaps[sp.Name] != nil {
 		s := m.Snaps[sp.Name]
@@ -207,6 +257,7 @@ func (m *model) reconcile(crash func(n int) int) error {
 	if err := m.checkDecision(in, d); err != nil {
 		return err
 	}
+	m.seen = m.snapshot()
 	stop := crash(len(d.Actions))
 	for i, a := range d.Actions {
 		if i == stop {
@@ -214,6 +265,9 @@ func (m *model) reconcile(crash func(n int) int) error {
 		}
 		if msg := m.rejects(a); msg != "" {
 			return m.rejected(a, msg)
+		}
+		if err := m.checkRespec(a, d); err != nil {
+			return err
 		}
 		if err := m.act(a); err != nil {
 			return err
@@ -247,6 +301,9 @@ func (m *model) rejected(a Action, msg string) error {
 				return fmt.Errorf("the decision on a rejection makes the rejected request again: %s", describeActions([]Action{b}))
 			}
 			return nil // the adapter marks the parent Stalled and retries later
+		}
+		if err := m.checkRespec(b, d); err != nil {
+			return err
 		}
 		if err := m.act(b); err != nil {
 			return err
@@ -312,7 +369,8 @@ func (m *model) applyChild(cs *ChildSpec) error {
 }
 
 // checkSuspend: the job holding the latest state is suspended only when
-// the user asks, or when another job that carries that state runs.
+// the user asks, or when another job that carries that state (or that the
+// spec chose to start without it) runs.
 func (m *model) checkSuspend(cs *ChildSpec) error {
 	x := m.C[cs.Color]
 	if x == nil || !cs.Spec.Suspended() || x.Spec.Suspended() {
@@ -321,7 +379,7 @@ func (m *model) checkSuspend(cs *ChildSpec) error {
 	if m.P.Spec.Template.Spec.Suspended() || !m.holds(x) {
 		return nil
 	}
-	if o := m.C[cs.Color.Other()]; o != nil && m.ready(o) && m.carries(o.Run) {
+	if o := m.C[cs.Color.Other()]; o != nil && m.ready(o) && (m.carries(o.Run) || m.exempt(o.Run)) {
 		return nil
 	}
 	return fmt.Errorf("%s, which holds the latest state, suspended while no other job carrying it runs", cs.Name)
@@ -345,7 +403,7 @@ func (m *model) deleteChild(name string) error {
 		switch {
 		case o == nil || !m.ready(o):
 			return fmt.Errorf("%s, which holds the latest state, deleted while the other colour does not run its current spec", name)
-		case !m.carries(o.Run) && !m.exempt(o.Run):
+		case !m.carries(o.Run) && !m.exempt(o.Run) && !m.droppedByChoice(m.Holder):
 			return fmt.Errorf("%s, which holds the latest state, deleted while %s's job was not started from it", name, o.Name)
 		}
 	}
@@ -404,6 +462,14 @@ func (m *model) reachesLine(r string, ownOnly bool) bool {
 	return false
 }
 
+// droppedByChoice: run r started from empty state because its spec was
+// stateless (a restart by hand under upgradeMode stateless): it holds no
+// state that a job started from an earlier savepoint lacks.
+func (m *model) droppedByChoice(r string) bool {
+	run, ok := m.Runs[r]
+	return ok && run.Chosen && run.From == ""
+}
+
 // exempt: the user chose a start without the latest state (a stateless
 // upgrade mode, or a savepoint redeploy from their own path).
 func (m *model) exempt(r string) bool {
@@ -437,7 +503,13 @@ func (m *model) write(in Input, d Decision) error {
 	if err := checkSavepointRecorded(m.P.Status.History, m.completedAt); err != nil {
 		return err
 	}
-	return m.checkLiveness()
+	if err := m.checkSucceeded(&in.Parent.Status); err != nil {
+		return err
+	}
+	if err := m.checkWindow(&in.Parent.Status); err != nil {
+		return err
+	}
+	return m.checkTimers(&in.Parent.Status)
 }
 
 // completedAt is the path of the completed snapshot name.
@@ -486,21 +558,19 @@ func checkBookkeeping(st *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
 	return nil
 }
 
-// checkTruth: ACTIVE_X with job RUNNING means X runs its current spec.
+// checkTruth: job RUNNING means the active child runs its current spec;
+// ACTIVE_X with job SUSPENDED means X's job has stopped as asked.
 func (m *model) checkTruth() error {
 	st := &m.P.Status
-	if !st.BlueGreenState.Active() {
-		return nil
-	}
 	x := m.C[m.colorOfName(st.ActiveDeployment)]
 	switch st.JobStatus.State {
 	case v1alpha1.JobRunning:
-		if x == nil || !m.ready(x) {
-			return fmt.Errorf("status %s/RUNNING but %s does not run its current spec (%s)", st.BlueGreenState, st.ActiveDeployment, m.describe())
+		if st.ActiveDeployment == "" || x == nil || !m.ready(x) {
+			return fmt.Errorf("status %s/RUNNING but %q does not run its current spec (%s)", st.BlueGreenState, st.ActiveDeployment, m.describe())
 		}
 	case v1alpha1.JobSuspended:
-		if x == nil || !x.Spec.Suspended() {
-			return fmt.Errorf("status %s/SUSPENDED but %s is not suspended", st.BlueGreenState, st.ActiveDeployment)
+		if st.BlueGreenState.Active() && (x == nil || !m.stopped(x)) {
+			return fmt.Errorf("status %s/SUSPENDED but the job of %s has not stopped (%s)", st.BlueGreenState, st.ActiveDeployment, m.describe())
 		}
 	}
 	return nil
@@ -523,14 +593,38 @@ func (m *model) checkLineage() error {
 	}
 	switch {
 	case m.Holder == "":
-		if p := x.FirstPath; p != "" && !m.exempt(x.Run) && !m.descends(x.Run, m.token(p)) {
-			return fmt.Errorf("first active job %s did not start from initialSavepointPath %s", x.Name, p)
+		if !m.exempt(x.Run) && !m.fromSeenPath(x.Run) {
+			return fmt.Errorf("first active job %s started from %q, not from an initialSavepointPath of the spec (%v)", x.Name, m.rootOf(x.Run), m.PathsSeen)
 		}
-	case !m.carries(x.Run) && !m.exempt(x.Run):
+	case !m.carries(x.Run) && !m.exempt(x.Run) && !m.droppedByChoice(m.Holder):
 		return fmt.Errorf("%s made active, but its job (from %q) does not carry the latest state (%s)", x.Name, m.Runs[x.Run].From, m.Holder)
 	}
 	m.Holder = x.Run
 	return nil
+}
+
+// fromSeenPath: run r started from an initialSavepointPath the template
+// had while no job held state, or from empty state if it had none.
+func (m *model) fromSeenPath(r string) bool {
+	for p := range m.PathsSeen {
+		if p == "" && m.rootOf(r) == "" || p != "" && m.descends(r, m.token(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootOf is what the first run of r's chain restored from: "" (empty
+// state) or a user's savepoint.
+func (m *model) rootOf(r string) string {
+	for n := 0; n < 100; n++ {
+		run, ok := m.Runs[r]
+		if !ok {
+			return r
+		}
+		r = run.From
+	}
+	return r
 }
 
 func (m *model) descends(r, from string) bool {
@@ -550,25 +644,156 @@ func (m *model) token(path string) string {
 	return "user:" + path
 }
 
-// checkLiveness: every transition ends within mBound of its start or of
-// the last user change, whatever the children do; a transition waiting
-// for a person to promote it is not bounded.
-func (m *model) checkLiveness() error {
+// checkTimers holds each timer of a rollout to its own bound, measured
+// from what the model saw (mTimers), whatever the status records:
+//   - a savepoint not completed within the savepoint timeout ends the
+//     attempt;
+//   - a target not running its spec when the abort grace period is over
+//     is given up (a new target revision, handled mid-way, restarts the
+//     period; so does, in Manual mode, a target that stops being ready, as
+//     documented);
+//   - a target that runs its spec is cut over once the deletion delay is
+//     over (Automatic mode, or after a promotion in Manual mode).
+//
+// A transition waiting for a person to promote it is not bounded.
+func (m *model) checkTimers(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	st, t := &m.P.Status, &m.T
+	if !st.BlueGreenState.Savepointing() || st.Savepoint == nil {
+		t.SpName, t.SpAt = "", time.Time{}
+	} else if t.SpName != st.Savepoint.Name {
+		t.SpName, t.SpAt = st.Savepoint.Name, m.Now
+	} else if m.Now.Sub(t.SpAt) >= mSpTime+mRound {
+		return fmt.Errorf("savepoint %s asked for at %s still awaited at %s: the savepoint timeout (%s) did not end the attempt",
+			t.SpName, m.since(t.SpAt), m.since(m.Now), mSpTime)
+	}
+	if !st.BlueGreenState.Transitioning() {
+		t.TStart, t.ReadyAt, t.WasReady, t.Flapped = time.Time{}, time.Time{}, false, false
+		return nil
+	}
+	if prev.BlueGreenState != st.BlueGreenState || prev.TargetRevision != st.TargetRevision || t.TStart.IsZero() {
+		t.TStart, t.ReadyAt, t.WasReady, t.Flapped = m.Now, time.Time{}, false, false
+	}
+	target := m.C[m.targetColor()]
+	ready := target != nil && (m.ready(target) || m.stopped(target))
+	manual := m.P.PromotionMode() == v1alpha1.PromotionManual
+	switch {
+	case !ready && (t.WasReady || t.Flapped) && manual:
+		// Documented: a fresh grace period for the person to decide, armed
+		// when the controller next sees the target not ready.
+		t.Flapped = true
+	case !ready && m.Now.Sub(t.TStart) >= mGrace+mRound:
+		return fmt.Errorf("%s not ready since the transition began at %s, still transitioning at %s: the abort grace period (%s) did not end it",
+			st.BlueGreenState, m.since(t.TStart), m.since(m.Now), mGrace)
+	}
+	if !ready {
+		t.WasReady, t.ReadyAt = false, time.Time{}
+		return nil
+	}
+	if !t.WasReady && prev.BlueGreenState == st.BlueGreenState && prev.TargetRevision == st.TargetRevision {
+		// Seen ready by a reconcile of the transition (the one that
+		// starts it does not look at the target).
+		t.WasReady, t.ReadyAt = true, m.Now
+	}
+	if !t.WasReady {
+		return nil
+	}
+	from := t.ReadyAt
+	if manual {
+		if m.P.Annotations[v1alpha1.PromoteRequestedAtAnnotation] == prev.LastHandledPromoteAt {
+			return nil // waiting for a person
+		}
+		from = later(from, t.Promote)
+	}
+	if m.Now.Sub(from) >= mDelay+mRound {
+		return fmt.Errorf("the target has run its spec since %s, still transitioning at %s: the deletion delay (%s) did not end it",
+			m.since(from), m.since(m.Now), mDelay)
+	}
+	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func (m *model) since(t time.Time) string { return t.Sub(t0).String() }
+
+// targetColor is the colour of TRANSITIONING_TO_X.
+func (m *model) targetColor() Color {
+	if m.P.Status.BlueGreenState == v1alpha1.TransitioningToGreen {
+		return Green
+	}
+	return Blue
+}
+
+// stopped is a child whose job the Flink operator suspended as asked.
+func (m *model) stopped(x *mChild) bool {
+	return !x.Deleting && x.Spec.Suspended() && x.ObsGen == x.Gen && x.Run == "" && x.Lifecycle == LifecycleSuspended
+}
+
+// checkSucceeded: a rollout ends Succeeded only when its target is the
+// active deployment and, as the reconcile observed it, ran the revision's
+// spec (or had stopped, as a suspend asks); checkLineage has judged the
+// state it started from.
+func (m *model) checkSucceeded(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
 	st := &m.P.Status
-	if !st.BlueGreenState.InProgress() {
-		m.Since = time.Time{}
+	for _, r := range st.History {
+		if r.Outcome != v1alpha1.RolloutSucceeded || slices.ContainsFunc(prev.History, func(o v1alpha1.RolloutRecord) bool {
+			return o.StartedAt.Equal(&r.StartedAt) && o.Revision == r.Revision && o.Outcome == r.Outcome
+		}) {
+			continue
+		}
+		if r.To == "" && m.P.Spec.Template.Spec.Suspended() {
+			continue // a suspended first deployment starts nothing
+		}
+		x, ok := m.seen[m.colorOfName(r.To)]
+		switch {
+		case r.To != st.ActiveDeployment:
+			return fmt.Errorf("rollout of %s to %s Succeeded, but %q is the active deployment", r.Revision, r.To, st.ActiveDeployment)
+		case !ok || x.Deleting:
+			return fmt.Errorf("rollout of %s Succeeded, but %s did not exist", r.Revision, r.To)
+		case x.Revision != r.Revision:
+			return fmt.Errorf("rollout of %s Succeeded, but %s carried %s", r.Revision, r.To, x.Revision)
+		case !m.ready(&x) && !m.stopped(&x):
+			return fmt.Errorf("rollout of %s Succeeded, but %s does not run its spec (%s)", r.Revision, r.To, m.describe())
+		}
+	}
+	return nil
+}
+
+// checkWindow: a blue/green transition (a savepoint, or a new colour
+// beside the active one) starts only inside a rollout window.
+func (m *model) checkWindow(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	st := &m.P.Status
+	started := st.BlueGreenState.Savepointing() ||
+		st.BlueGreenState.Transitioning() && st.ActiveDeployment != "" && st.ActiveDeployment != ChildName(m.P.Name, m.targetColor())
+	if m.Closed && started && !prev.BlueGreenState.InProgress() {
+		return fmt.Errorf("%s begun while the rollout window is closed", st.BlueGreenState)
+	}
+	return nil
+}
+
+// checkRespec: in a stateful blue/green transition, a new colour the Flink
+// operator has deployed from a savepoint is never given a new spec in place (it would
+// continue from its own state, not the savepoint): it is deleted and
+// deployed again from the savepoint.
+func (m *model) checkRespec(a Action, d Decision) error {
+	if a.Type != ApplyChild {
 		return nil
 	}
-	promotePending := m.P.Annotations[v1alpha1.PromoteRequestedAtAnnotation] != st.LastHandledPromoteAt
-	if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Reason == "WaitingForPromotion" && !promotePending {
-		m.Since = time.Time{}
+	cs, st := a.Child, &d.Status
+	x := m.C[cs.Color]
+	if x == nil || !x.Deployed || x.Deleting || x.FirstPath == "" || cs.Spec.Suspended() || equalSpec(&x.Spec, &cs.Spec) ||
+		!m.P.Spec.Template.Spec.Stateful() {
 		return nil
 	}
-	if m.Since.IsZero() {
-		m.Since = m.Now
+	if n := cs.Spec.Job.SavepointRedeployNonce; n != nil && *n != x.Nonce || m.exempt(x.Run) {
+		return nil // the Flink operator redeploys it from initialSavepointPath itself, or the user chose its state
 	}
-	if m.Now.Sub(m.Since) > mBound {
-		return fmt.Errorf("transition still in %s %s after it started, longer than %s", st.BlueGreenState, m.Now.Sub(m.Since), mBound)
+	if st.BlueGreenState == transitioningTo(cs.Color) && st.ActiveDeployment == ChildName(m.P.Name, cs.Color.Other()) {
+		return fmt.Errorf("%s, the new colour of a stateful transition, re-specced in place instead of deployed again from the savepoint", cs.Name)
 	}
 	return nil
 }
@@ -591,10 +816,27 @@ func (m *model) checkDecision(in Input, d Decision) error {
 			return fmt.Errorf("FAILING without Ready=False, a reason and an error")
 		}
 	}
-	if d.RequeueAfter < 0 {
-		return fmt.Errorf("negative requeue %s", d.RequeueAfter)
+	if err := checkWakeUp(d); err != nil {
+		return err
 	}
 	return checkHistoryApplies(d)
+}
+
+// checkWakeUp: a rollout under way polls at least every reschedule
+// interval (nothing but a requeue wakes the controller when no object
+// changes), except while it waits for a person to promote it.
+func checkWakeUp(d Decision) error {
+	st := &d.Status
+	if !st.BlueGreenState.InProgress() {
+		return nil
+	}
+	if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Reason == "WaitingForPromotion" {
+		return nil
+	}
+	if d.RequeueAfter <= 0 || d.RequeueAfter > mInterval+mRound {
+		return fmt.Errorf("%s requeued after %s, not within the reschedule interval %s", st.BlueGreenState, d.RequeueAfter, mInterval)
+	}
+	return nil
 }
 
 func (m *model) describe() string {

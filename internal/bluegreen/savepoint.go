@@ -191,7 +191,7 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 	d.st.Savepoint.Path = path
 	d.record(func(r *v1alpha1.RolloutRecord) { r.SavepointPath = path })
 	diff := Classify(d.baseOf(a), d.spec)
-	if b := d.child(x.Other()); b != nil && !startedFrom(b, path) {
+	if b := d.child(x.Other()); b != nil && !d.startedFor(b, path) {
 		d.waitForOther(x, b, deadline)
 		return
 	}
@@ -210,8 +210,15 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 	}
 }
 
-// startedFrom reports whether c is a new colour this savepoint already
-// started (the status write after it was lost).
+// startedFor reports whether c is a new colour this savepoint already
+// started for the current spec (the status write after it was lost). One
+// started for an earlier spec is deleted and deployed again: the Flink
+// operator would upgrade it from its own state, not from the savepoint.
+func (d *decider) startedFor(c *Child, path string) bool {
+	return startedFrom(c, path) && Classify(d.baseOf(c), d.spec).Type == DiffIgnore
+}
+
+// startedFrom reports whether c was started from the savepoint at path.
 func startedFrom(c *Child, path string) bool {
 	return !c.Deleting && !c.suspendedSpec() && c.Spec.Job != nil && c.Spec.Job.InitialSavepointPath == path
 }

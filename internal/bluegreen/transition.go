@@ -90,6 +90,10 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	if diff.Type == DiffSuspend {
 		return false
 	}
+	if d.nowKeepsState(kind, oc) {
+		d.restartWithSavepoint(t, tc, oc)
+		return true
+	}
 	path, ok := d.reapplyPath(kind, tc, oc)
 	if !ok {
 		return false
@@ -116,6 +120,28 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 		diff.Type, diff.Fields, how, tc.Name, revOr(d.revision()))
 	d.requeue(d.t.interval)
 	return true
+}
+
+// nowKeepsState reports a change that makes a blue/green transition
+// started without a savepoint (stateless) keep state: the new colour holds
+// none of the old colour's, so cutting over would lose it.
+func (d *decider) nowKeepsState(kind transitionKind, oc *Child) bool {
+	return kind == kindBlueGreen && d.stateful() && (d.st.Savepoint == nil || d.st.Savepoint.Path == "") &&
+		oc != nil && Classify(d.baseOf(oc), d.spec).Type != DiffSavepointRedeploy
+}
+
+// restartWithSavepoint gives up the stateless transition to T for a spec
+// that keeps state: T is deleted, the old colour stays active, and the
+// new spec rolls out from its savepoint once T is gone.
+func (d *decider) restartWithSavepoint(t Color, tc, oc *Child) {
+	msg := fmt.Sprintf("superseded by %s, which keeps state: %s started without a savepoint of %s and is deleted; "+
+		"the change rolls out from a savepoint of %s", revOr(d.revision()), tc.Name, oc.Name, oc.Name)
+	d.deleteChild(t)
+	d.end(v1alpha1.RolloutAborted, msg)
+	d.resetMarkers()
+	d.st.BlueGreenState = activeState(t.Other())
+	d.event(false, "TransitionRestarted", "%s", msg)
+	d.active(t.Other())
 }
 
 // restartsFromSavepoint reports whether T, re-specced during a transition
@@ -272,7 +298,7 @@ func (d *decider) finalize(kind transitionKind, t Color, tc *Child) {
 	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobRunning, "")
-	d.end(v1alpha1.RolloutSucceeded, "")
+	d.succeeded(tc)
 	d.event(false, reason, "%s", msg)
 	d.active(t)
 }
@@ -284,9 +310,20 @@ func (d *decider) finalizeSuspended(t Color, tc *Child) {
 	d.wentLive(tc.Revision)
 	d.resetMarkers()
 	d.setJob(v1alpha1.JobSuspended, "")
-	d.end(v1alpha1.RolloutSucceeded, "")
+	d.succeeded(tc)
 	d.event(false, "Suspended", "%s is suspended", tc.Name)
 	d.active(t)
+}
+
+// succeeded ends the rollout under way as Succeeded for the revision tc
+// runs. A rollout whose target a later revision replaced in place (a
+// suspend applied over an in-place change whose status write was lost)
+// is superseded by that revision's, which is the one that succeeded.
+func (d *decider) succeeded(tc *Child) {
+	if r := d.current(); r != nil && r.Revision != tc.Revision && tc.Revision == d.revision() {
+		d.supersede(r.RestoredFrom)
+	}
+	d.end(v1alpha1.RolloutSucceeded, "")
 }
 
 // abort gives up on T. A blue/green transition suspends T and keeps the
