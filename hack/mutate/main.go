@@ -52,6 +52,8 @@ type result struct {
 	outcome string
 	by      string // the first failing test, for -v
 	took    time.Duration
+	// alone: the tests matching -alone kill it by themselves too.
+	alone bool
 }
 
 type options struct {
@@ -63,6 +65,9 @@ type options struct {
 	timeout   time.Duration
 	notes     string
 	verbose   bool
+	// alone, when set, names tests (the explorer and the walks) whose
+	// score on their own is reported beside the whole suite's.
+	alone *regexp.Regexp
 }
 
 func main() {
@@ -76,6 +81,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 0, "test timeout of one mutant (default 10× the unmutated run, at least 1m)")
 	flag.StringVar(&o.notes, "notes", "", "a file that explains equivalent mutants by key (\"file func: mutation\")")
 	flag.BoolVar(&o.verbose, "v", false, "print every mutant's outcome")
+	alone := flag.String("alone", "", "also report the score of the tests matching this regexp on their own (a killed mutant is tested again with only them)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: mutate [flags] ./path/to/package\n")
 		flag.PrintDefaults()
@@ -86,6 +92,13 @@ func main() {
 		os.Exit(2)
 	}
 	o.pkg = flag.Arg(0)
+	if *alone != "" {
+		re, err := regexp.Compile(*alone)
+		if err != nil {
+			fatalf("-alone: %v", err)
+		}
+		o.alone = re
+	}
 	if run != "" {
 		re, err := regexp.Compile(run)
 		if err != nil {
@@ -142,7 +155,7 @@ func mutate(ctx context.Context, o options, ms []*mutant, srcs map[string][]byte
 
 	fmt.Printf("mutation testing of %s: %d mutants in %d files, %d at a time\n", o.pkg, len(ms), len(srcs), o.jobs)
 	start := time.Now()
-	out, err := goTest(ctx, o, "", 10*time.Minute)
+	out, err := goTest(ctx, o, "", 10*time.Minute, "")
 	if err != nil {
 		return false, fmt.Errorf("the unmutated tests fail; fix them first:\n%s", out)
 	}
@@ -208,7 +221,7 @@ func testMutant(ctx context.Context, o options, dir, wd string, m *mutant, src [
 		return result{m: m, outcome: notViable, by: err.Error()}
 	}
 	start := time.Now()
-	out, err := goTest(ctx, o, ov, o.timeout)
+	out, err := goTest(ctx, o, ov, o.timeout, "")
 	r := result{m: m, took: time.Since(start)}
 	switch {
 	case err == nil:
@@ -223,12 +236,20 @@ func testMutant(ctx context.Context, o options, dir, wd string, m *mutant, src [
 			r.by = strings.Fields(string(out[i+len("--- FAIL: "):]))[0]
 		}
 	}
+	if o.alone != nil && (r.outcome == killed || r.outcome == timedOut) {
+		_, err := goTest(ctx, o, ov, o.timeout, o.alone.String())
+		r.alone = err != nil
+	}
 	return r
 }
 
-// goTest runs the package's tests once, with the overlay if not empty.
-func goTest(ctx context.Context, o options, overlay string, timeout time.Duration) ([]byte, error) {
+// goTest runs the package's tests once (only those matching run, if not
+// empty), with the overlay if not empty.
+func goTest(ctx context.Context, o options, overlay string, timeout time.Duration, run string) ([]byte, error) {
 	args := []string{"test", "-count=1", "-failfast", "-vet=off", "-p=1", "-timeout=" + timeout.String()}
+	if run != "" {
+		args = append(args, "-run", run)
+	}
 	if o.short {
 		args = append(args, "-short")
 	}
@@ -279,6 +300,16 @@ func report(o options, results []result, took time.Duration) bool {
 	fmt.Printf("  survived    %4d\n", count[survived])
 	fmt.Printf("  not viable  %4d (do not compile; not counted)\n", count[notViable])
 	fmt.Printf("  score       %.1f%% (%d/%d killed), threshold %.0f%%\n", score, dead, viable, o.threshold)
+	if o.alone != nil {
+		n := 0
+		for _, r := range results {
+			if r.alone {
+				n++
+			}
+		}
+		fmt.Printf("  alone       %.1f%% (%d/%d killed by the tests matching %s on their own)\n",
+			100*float64(n)/float64(max(viable, 1)), n, viable, o.alone)
+	}
 	if len(alive) > 0 {
 		fmt.Printf("\nsurvivors:\n")
 		unexplained := 0

@@ -231,7 +231,7 @@ func explore(t *testing.T, start *model, depth, faults int, events []mEvent, see
 func TestRandomWalksWithFaults(t *testing.T) {
 	walks, steps := 1000, 300
 	if testing.Short() {
-		walks = 200
+		walks = 300
 	}
 	if n, err := strconv.Atoi(os.Getenv("BG_WALKS")); err == nil {
 		walks = n // a longer soak: BG_WALKS=100000
@@ -266,7 +266,7 @@ func TestRandomWalksWithFaults(t *testing.T) {
 func pct(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }
 
 // walk takes steps events: a reconcile one time in three, a new image one
-// time in fifty (and in Manual mode a promotion), a fault one time in thirty-three (six a walk), and
+// time in fifty (and in Manual mode a promotion), a fault one time in fifty (six a walk), and
 // otherwise a progress event that applies (a jump to the next deadline
 // seldom: the operator usually keeps up).
 func walk(t *testing.T, seed int64, steps int, progress, faults []mEvent) (*model, int) {
@@ -290,7 +290,7 @@ func walk(t *testing.T, seed int64, steps int, progress, faults []mEvent) (*mode
 			if manual {
 				pick = []mEvent{promote} // a person promotes, now and then
 			}
-		case p < 40:
+		case p < 39:
 			pick = faults
 		default:
 			pick = progress
