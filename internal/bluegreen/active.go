@@ -175,7 +175,8 @@ func newRedeployNonce(c *Child, spec *v1alpha1.FlinkBlueGreenDeploymentSpec) boo
 func (d *decider) noChange(x Color, a *Child) {
 	aborted := d.in.Parent.Status.TargetRevision
 	d.st.TargetRevision = d.revision()
-	if b := d.child(x.Other()); b != nil && !b.Deleting && (b.suspendedSpec() || d.suspending(b.Name)) && aborted != "" && b.Revision == aborted {
+	if b := d.child(x.Other()); b != nil && !b.Deleting && !d.deleting(b.Name) && (b.suspendedSpec() || d.suspending(b.Name)) &&
+		aborted != "" && b.Revision == aborted {
 		d.deleteChild(b.Color)
 		d.event(false, "LeftoverDeleted", "%s already runs the spec of %s: deleting %s, left suspended by an aborted transition",
 			a.Name, revOr(d.revision()), b.Name)

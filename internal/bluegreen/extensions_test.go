@@ -376,3 +376,26 @@ func TestMidTransitionChangeToStatefulRestartsFromASavepoint(t *testing.T) {
 	w.step()
 	w.expectState(v1alpha1.SavepointingBlue, jReconciling)
 }
+
+// The restart of a stateless transition made stateful survives a lost
+// status write: the new colour, already deleted, is not reported as an
+// aborted transition.
+func TestRestartWithSavepointSurvivesALostStatusWrite(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeStateless)
+	startTransition(w, v1alpha1.UpgradeModeStateless)
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
+	}, "main@sha1:r3")
+	w.dropNext = true
+	w.step()
+	w.expectState(sToGreen, jReconciling)
+	w.gone()
+	d := w.step()
+	if m := eventMessage(d, "Aborted"); m != "" {
+		w.fatalf("reported as aborted: %q", m)
+	}
+	if m := eventMessage(d, "TransitionRestarted"); !strings.Contains(m, "rolls out from a savepoint of orders-blue") {
+		w.fatalf("event %q", m)
+	}
+	w.expectState(v1alpha1.SavepointingBlue, jReconciling)
+}

@@ -83,17 +83,19 @@ func (d *decider) monitor(kind transitionKind, t Color, tc, oc *Child) {
 // change that needs a new colour while T is patched in place, and a
 // change that makes a transition started without a savepoint stateful.
 func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *Child) bool {
-	if !d.specPending() || tc == nil || tc.Deleting {
-		return false
-	}
-	diff := Classify(d.last, d.spec)
-	if diff.Type == DiffSuspend {
+	if !d.specPending() || Classify(d.last, d.spec).Type == DiffSuspend {
 		return false
 	}
 	if d.nowKeepsState(kind, oc) {
+		// Also when T is gone or going (a lost status write, a deletion
+		// by hand): there is no savepoint to re-create it from.
 		d.restartWithSavepoint(t, tc, oc)
 		return true
 	}
+	if tc == nil || tc.Deleting {
+		return false
+	}
+	diff := Classify(d.last, d.spec)
 	path, ok := d.reapplyPath(kind, tc, oc)
 	if !ok {
 		return false
@@ -134,9 +136,14 @@ func (d *decider) nowKeepsState(kind transitionKind, oc *Child) bool {
 // that keeps state: T is deleted, the old colour stays active, and the
 // new spec rolls out from its savepoint once T is gone.
 func (d *decider) restartWithSavepoint(t Color, tc, oc *Child) {
-	msg := fmt.Sprintf("superseded by %s, which keeps state: %s started without a savepoint of %s and is deleted; "+
-		"the change rolls out from a savepoint of %s", revOr(d.revision()), tc.Name, oc.Name, oc.Name)
-	d.deleteChild(t)
+	msg := fmt.Sprintf("superseded by %s, which keeps state: %s started without a savepoint of %s and is deleted",
+		revOr(d.revision()), d.childName(t), oc.Name)
+	if rollout, _ := Plan(d.baseOf(oc), d.spec); rollout == RolloutBlueGreenSavepoint {
+		msg += "; the change rolls out from a savepoint of " + oc.Name
+	}
+	if tc != nil && !tc.Deleting {
+		d.deleteChild(t)
+	}
 	d.end(v1alpha1.RolloutAborted, msg)
 	d.resetMarkers()
 	d.st.BlueGreenState = activeState(t.Other())
