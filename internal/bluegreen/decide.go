@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,23 +238,18 @@ func (d *decider) suspendChild(c *Child) {
 
 // deleting reports whether this decision deletes the child named name.
 func (d *decider) deleting(name string) bool {
-	for _, a := range d.out.Actions {
-		if a.Type == DeleteChild && a.ChildName == name {
-			return true
-		}
-	}
-	return false
+	return d.acts(func(a Action) bool { return a.Type == DeleteChild && a.ChildName == name })
 }
 
 // suspending reports whether this decision suspends the child named name
 // (an abort that a revert in the same reconcile follows).
 func (d *decider) suspending(name string) bool {
-	for _, a := range d.out.Actions {
-		if a.Type == ApplyChild && a.Child.Name == name && a.Child.Spec.Suspended() {
-			return true
-		}
-	}
-	return false
+	return d.acts(func(a Action) bool { return a.Type == ApplyChild && a.Child.Name == name && a.Child.Spec.Suspended() })
+}
+
+// acts reports whether one of this decision's actions matches.
+func (d *decider) acts(match func(Action) bool) bool {
+	return slices.ContainsFunc(d.out.Actions, match)
 }
 
 // baseOf is the parent spec the child runs: the current spec with

@@ -360,11 +360,7 @@ func TestDecideRejectsBrokenSpecs(t *testing.T) {
 }
 
 func TestMidTransitionChangeToStatefulRestartsFromASavepoint(t *testing.T) {
-	w := deployed(t, v1alpha1.UpgradeModeStateless)
-	startTransition(w, v1alpha1.UpgradeModeStateless)
-	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
-		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
-	}, "main@sha1:r3")
+	w := statelessTransitionMadeStateful(t)
 	// Green started without blue's state: it is deleted, blue stays
 	// active, and the change rolls out from a savepoint of blue.
 	w.step()
@@ -381,11 +377,7 @@ func TestMidTransitionChangeToStatefulRestartsFromASavepoint(t *testing.T) {
 // status write: the new colour, already deleted, is not reported as an
 // aborted transition.
 func TestRestartWithSavepointSurvivesALostStatusWrite(t *testing.T) {
-	w := deployed(t, v1alpha1.UpgradeModeStateless)
-	startTransition(w, v1alpha1.UpgradeModeStateless)
-	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
-		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
-	}, "main@sha1:r3")
+	w := statelessTransitionMadeStateful(t)
 	w.dropNext = true
 	w.step()
 	w.expectState(sToGreen, jReconciling)
@@ -398,4 +390,15 @@ func TestRestartWithSavepointSurvivesALostStatusWrite(t *testing.T) {
 		w.fatalf("event %q", m)
 	}
 	w.expectState(v1alpha1.SavepointingBlue, jReconciling)
+}
+
+// statelessTransitionMadeStateful is a stateless transition to green with
+// a commit that makes the template stateful, not yet reconciled.
+func statelessTransitionMadeStateful(t *testing.T) *world {
+	w := deployed(t, v1alpha1.UpgradeModeStateless)
+	startTransition(w, v1alpha1.UpgradeModeStateless)
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		s.Template.Spec.Job.UpgradeMode = v1alpha1.UpgradeModeSavepoint
+	}, "main@sha1:r3")
+	return w
 }
