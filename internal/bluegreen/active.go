@@ -123,6 +123,7 @@ func (d *decider) active(x Color) {
 		return
 	}
 	d.st.ActiveRevision = a.Revision
+	d.stopOther(x)
 	if !d.specPending() && !d.retryRequested() {
 		d.mirror(a)
 		return
@@ -138,6 +139,37 @@ func (d *decider) active(x Color) {
 	default:
 		d.startTransition(x, a, rollout, diff)
 	}
+}
+
+// stopOther: beside the active colour X the other colour runs only during
+// a transition. Found running in ACTIVE_X, it is the leftover of a
+// decision recorded before its actions (see StatusFirst) whose replica
+// stopped before making them, and it is stopped as that decision would
+// have: deleted when a cut-over replaced it (or a change that starts the
+// next transition is pending), suspended when an abort gave it up.
+func (d *decider) stopOther(x Color) {
+	y := d.child(x.Other())
+	if y == nil || y.Deleting || y.suspendedSpec() || d.deleting(y.Name) || d.suspending(y.Name) {
+		return
+	}
+	if d.cutOverFrom(y.Name, d.childName(x)) || d.specPending() || d.retryRequested() {
+		d.deleteChild(y.Color)
+		d.event(false, "LeftoverDeleted", "%s is active: deleting %s, which still ran", d.childName(x), y.Name)
+		return
+	}
+	d.suspendChild(y)
+	d.event(false, "LeftoverSuspended", "%s is active: suspending %s, which still ran after the abort", d.childName(x), y.Name)
+}
+
+// cutOverFrom reports whether the last rollout was a cut-over from the
+// child named from to the child named to.
+func (d *decider) cutOverFrom(from, to string) bool {
+	h := d.st.History
+	if len(h) == 0 {
+		return false
+	}
+	r := h[len(h)-1]
+	return r.Kind == v1alpha1.RolloutBlueGreen && r.Outcome == v1alpha1.RolloutSucceeded && r.From == from && r.To == to
 }
 
 // inPlacePath is the initialSavepointPath of a child patched in place: its

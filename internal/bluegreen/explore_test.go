@@ -52,27 +52,31 @@ func exploreDepth() int {
 }
 
 // startStates are scripted states in every phase of a rollout.
-var startStates = []struct {
+type startState struct {
 	name   string
 	manual bool
 	steps  []string
-}{
-	{"nothing deployed", false, nil},
-	{"INITIALIZING_BLUE, suspended", false, []string{"commit: suspend", "reconcile"}},
-	{"first deployment under way", false, []string{"reconcile"}},
-	{"ACTIVE_BLUE", false, activeBlue},
-	{"ACTIVE_BLUE, a new image committed", false, withCommit(activeBlue)},
-	{"ACTIVE_BLUE, an in-place change committed", false, append(clip(activeBlue), "commit: parallelism.default (in place)")},
-	{"savepoint in flight", false, append(withCommit(activeBlue), "reconcile")},
-	{"new colour deploying", false, toGreen},
-	{"new colour ready", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN")},
-	{"deletion delay running", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile")},
+	// replicas: TestExploreTheSystem starts here too.
+	replicas bool
+}
+
+var startStates = []startState{
+	{"nothing deployed", false, nil, false},
+	{"INITIALIZING_BLUE, suspended", false, []string{"commit: suspend", "reconcile"}, false},
+	{"first deployment under way", false, []string{"reconcile"}, false},
+	{"ACTIVE_BLUE", false, activeBlue, false},
+	{"ACTIVE_BLUE, a new image committed", false, withCommit(activeBlue), false},
+	{"ACTIVE_BLUE, an in-place change committed", false, append(clip(activeBlue), "commit: parallelism.default (in place)"), true},
+	{"savepoint in flight", false, append(withCommit(activeBlue), "reconcile"), true},
+	{"new colour deploying", false, toGreen, true},
+	{"new colour ready", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN"), true},
+	{"deletion delay running", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile"), true},
 	{"new colour flapping", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile",
-		"job crashes: GREEN")},
-	{"old colour being deleted", false, clip(activeGreen[:len(activeGreen)-1])},
-	{"ACTIVE_GREEN, a new image committed", false, withCommit(activeGreen)},
-	{"Manual: ACTIVE_BLUE, a new image committed", true, withCommit(activeBlue)},
-	{"Manual: waiting for promotion", true, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile")},
+		"job crashes: GREEN"), true},
+	{"old colour being deleted", false, clip(activeGreen[:len(activeGreen)-1]), true},
+	{"ACTIVE_GREEN, a new image committed", false, withCommit(activeGreen), false},
+	{"Manual: ACTIVE_BLUE, a new image committed", true, withCommit(activeBlue), false},
+	{"Manual: waiting for promotion", true, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile"), true},
 }
 
 var (
@@ -93,6 +97,7 @@ var progressEvents = map[string]bool{
 	"job becomes ready: BLUE": true, "job becomes ready: GREEN": true,
 	"job restarts from its checkpoint: BLUE": true, "job restarts from its checkpoint: GREEN": true,
 	"deletion completes: BLUE": true, "deletion completes: GREEN": true,
+	"the stalled replica's requests land": true,
 }
 
 func eventByName(name string) mEvent {
@@ -155,8 +160,42 @@ func b2i(b bool) int {
 // start state, every order of progress events with up to exploreFaults
 // faults inserted anywhere, to exploreDepth events.
 func TestExploreEveryInterleaving(t *testing.T) {
-	depth, faults := exploreDepth(), exploreFaults()
-	events := allEvents()
+	exploreFrom(t, startStates, exploreDepth(), exploreFaults(), oneProcessEvents())
+}
+
+// TestExploreTheSystem is the same search with the faults of the system
+// around one decider: a second replica (a decision taken from one status
+// whose requests, its status write or only its actions once its status
+// went first, land later anywhere along the trail: the landing is a
+// progress event, the stall its fault) and API errors that last. They
+// multiply the states, so it starts from the states of a rollout under
+// way, to EXPLORE_SYSTEM_DEPTH (default 16).
+func TestExploreTheSystem(t *testing.T) {
+	depth := 16
+	if n, err := strconv.Atoi(os.Getenv("EXPLORE_SYSTEM_DEPTH")); err == nil {
+		depth = n
+	}
+	var starts []startState
+	for _, s := range startStates {
+		if s.replicas {
+			starts = append(starts, s)
+		}
+	}
+	exploreFrom(t, starts, depth, exploreFaults(), allEvents())
+}
+
+// oneProcessEvents are the events but the system's (systemEvents).
+func oneProcessEvents() []mEvent {
+	var out []mEvent
+	for _, e := range allEvents() {
+		if !systemEvents[e.name] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func exploreFrom(t *testing.T, startStates []startState, depth, faults int, events []mEvent) {
 	var all reach
 	start := time.Now()
 	// seen keeps, per state, the most faults a visit had left: a state

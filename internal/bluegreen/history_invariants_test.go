@@ -86,8 +86,11 @@ func equalRecord(a, b v1alpha1.RolloutRecord) bool { return reflect.DeepEqual(a,
 
 // sameRollout: the identity of an entry, which updates keep.
 func sameRollout(a, b v1alpha1.RolloutRecord) bool {
+	// A fresh savepoint may replace one that aged (refreshSavepoint):
+	// the entry then names it, with no path yet.
+	sameSavepoint := a.SavepointName == b.SavepointName || b.SavepointPath == "" && a.SavepointName != ""
 	return a.Kind == b.Kind && a.From == b.From && a.To == b.To && a.StartedAt.Equal(&b.StartedAt) &&
-		a.Revision == b.Revision && a.SavepointName == b.SavepointName
+		a.Revision == b.Revision && sameSavepoint
 }
 
 // checkSavepointRecorded: an entry's savepoint path is where the snapshot

@@ -23,24 +23,49 @@ type mEvent struct {
 
 // The adapter's reconciles, with and without a crash.
 var controllerEvents = []mEvent{
-	{"reconcile", func(m *model) (bool, error) { return true, m.reconcile(func(int) int { return -1 }) }},
+	{"reconcile", func(m *model) (bool, error) { return m.reconcile(func(int, bool) int { return -1 }) }},
 	// The process dies (or the status write fails) after every action.
-	{"reconcile, status write lost", func(m *model) (bool, error) { return true, m.reconcile(func(n int) int { return n }) }},
+	{"reconcile, status write lost", func(m *model) (bool, error) {
+		return m.reconcile(func(n int, first bool) int {
+			if first {
+				return -2 // its status went first: as "reconcile"
+			}
+			return n
+		})
+	}},
 	// The process dies after the first of several actions.
 	{"reconcile, crash after 1st action", func(m *model) (bool, error) {
-		applied := false
-		err := m.reconcile(func(n int) int {
+		return m.reconcile(func(n int, _ bool) int {
 			if n < 2 {
-				return -2 // not this event: nothing happens
+				return -2
 			}
-			applied = true
 			return 1
 		})
-		if !applied {
-			return false, nil
-		}
-		return true, err
 	}},
+	// The process dies after writing a status that goes first, before
+	// any of its actions.
+	{"reconcile, crash after the status write", func(m *model) (bool, error) {
+		return m.reconcile(func(n int, first bool) int {
+			if !first {
+				return -2
+			}
+			return 0
+		})
+	}},
+	// A second replica: a decision taken from one status whose requests
+	// land later (a paused or partitioned ex-leader, a request held in
+	// the network), before or after its status that goes first.
+	{"a replica decides, then stalls", func(m *model) (bool, error) { return m.stall(false) }},
+	{"a replica writes its status, then stalls", func(m *model) (bool, error) { return m.stall(true) }},
+	{"the stalled replica's requests land", (*model).release},
+	{"API errors that last (toggle)", func(m *model) (bool, error) { m.Failing = !m.Failing; return true, nil }},
+}
+
+// systemEvents are the faults of the system around one decider, which
+// TestExploreTheSystem adds to the search.
+var systemEvents = map[string]bool{
+	"a replica decides, then stalls": true, "a replica writes its status, then stalls": true,
+	"the stalled replica's requests land": true, "API errors that last (toggle)": true,
 }
 
 func perChild(name string, f func(m *model, x *mChild) bool) []mEvent {

@@ -53,6 +53,8 @@ type model struct {
 	RejKey    string // the request whose rejection is recorded in status
 	Closed    bool   // the rollout window is closed
 	T         mTimers
+	Failing   bool             // every request for a child or a savepoint fails with an error retrying may fix
+	Held      *mHeld           // a stalled replica's decision, its requests still to land
 	seen      map[Color]mChild // the children as the reconcile under way observed them
 }
 
@@ -104,7 +106,10 @@ type mRun struct {
 	Chosen bool
 }
 
-type mSnap struct{ Job, State, Path string }
+type mSnap struct {
+	Job, State, Path string
+	At               time.Time // when it was asked for
+}
 
 // Model timers: sub-second deletion delay, as in FLIP-503's own tests.
 const (
@@ -208,9 +213,11 @@ func (m *model) key() uint64 {
 		K    string
 		W    mTimers
 		U, X bool
+		F    bool
+		HD   *mHeld
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
-		m.T, underWay, m.Closed})
+		m.T, underWay, m.Closed, m.Failing, m.Held})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -230,7 +237,7 @@ func (m *model) input() Input {
 	in.Blue, in.Green = m.observed(Blue), m.observed(Green)
 	if sp := m.P.Status.Savepoint; sp != nil && m.Snaps[sp.Name] != nil {
 		s := m.Snaps[sp.Name]
-		in.Snapshot = &Snapshot{Name: sp.Name, State: s.State, Path: s.Path}
+		in.Snapshot = &Snapshot{Name: sp.Name, State: s.State, Path: s.Path, Created: s.At.Truncate(time.Second)}
 	}
 	return in
 }
@@ -245,26 +252,50 @@ func (m *model) observed(c Color) *Child {
 		Created: t0.Add(time.Duration(x.Created) * time.Second)}
 }
 
-// reconcile is one reconcile of the adapter. crash(n) tells after how many
-// of the decision's n actions the process dies (n: after all of them,
-// before the status write; -1: it does not).
-func (m *model) reconcile(crash func(n int) int) error {
+// reconcile is one reconcile of the adapter. crash(n, first) tells after
+// how many of the decision's n actions the process dies (n: after all of
+// them, before the status write; -1: it does not; -2: not this event);
+// first says the status is written before the actions (StatusFirst).
+func (m *model) reconcile(crash func(n int, first bool) int) (bool, error) {
 	in := m.input()
 	d, err := Decide(in)
 	if err != nil {
-		return fmt.Errorf("Decide: %v", err)
+		return true, fmt.Errorf("Decide: %v", err)
+	}
+	first := StatusFirst(in, d)
+	stop := crash(len(d.Actions), first)
+	if stop == -2 {
+		return false, nil
 	}
 	if err := m.checkDecision(in, d); err != nil {
-		return err
+		return true, err
 	}
 	m.seen = m.snapshot()
-	stop := crash(len(d.Actions))
+	if due := Overdue(in); m.Failing && due != "" && len(d.Actions) > 0 {
+		// The adapter remembers the last reconcile's failure: once the
+		// deadline passed, it ends the rollout instead of acting.
+		return true, m.rejected(d.Actions[0], "the server is currently unable to handle the request", due)
+	}
+	if first {
+		if err := m.write(in, d); err != nil {
+			return true, err
+		}
+	}
+	return true, m.run(in, d, first, stop)
+}
+
+// run makes the decision's actions as the adapter does, stopping after
+// stop of them, and writes the status after them unless it went first.
+func (m *model) run(in Input, d Decision, first bool, stop int) error {
 	for i, a := range d.Actions {
 		if i == stop {
 			return nil
 		}
 		if msg := m.rejects(a); msg != "" {
-			return m.rejected(a, msg)
+			return m.rejected(a, msg, "")
+		}
+		if m.Failing {
+			return m.failing(a)
 		}
 		if err := m.checkRespec(a, d); err != nil {
 			return err
@@ -273,21 +304,33 @@ func (m *model) reconcile(crash func(n int) int) error {
 			return err
 		}
 	}
-	if stop == len(d.Actions) {
+	if first || stop == len(d.Actions) {
 		return nil
 	}
 	return m.write(in, d)
 }
 
-// rejected is the adapter's answer to a rejected action: observe again and
-// decide with the rejection.
-func (m *model) rejected(a Action, msg string) error {
+// failing: an action failed with an error that retrying may fix. The
+// adapter retries until the deadline of the status as stored has passed
+// (Overdue), then decides again with the failure; until then nothing is
+// written, and the rollout's timers still run.
+func (m *model) failing(a Action) error {
+	if due := Overdue(m.input()); due != "" {
+		return m.rejected(a, "the server is currently unable to handle the request", due)
+	}
+	return m.checkTimers(&m.P.Status)
+}
+
+// rejected is the adapter's answer to a rejected action (or one failing
+// past its deadline, lasting): observe again and decide with the
+// rejection, on the status as stored (a status that went first included).
+func (m *model) rejected(a Action, msg, lasting string) error {
 	key := m.requestKey()
-	if m.RejKey == key {
+	if lasting == "" && m.RejKey == key {
 		return fmt.Errorf("rejected %s attempted again without a new commit or retry", a.Type)
 	}
 	in := m.input()
-	in.Rejection = &Rejection{Action: a, Message: msg}
+	in.Rejection = &Rejection{Action: a, Message: msg, Lasting: lasting}
 	d, err := Decide(in)
 	if err != nil {
 		return fmt.Errorf("Decide: %v", err)
@@ -295,12 +338,21 @@ func (m *model) rejected(a Action, msg string) error {
 	if err := m.checkDecision(in, d); err != nil {
 		return err
 	}
+	first := StatusFirst(in, d)
+	if first {
+		if err := m.write(in, d); err != nil {
+			return err
+		}
+	}
 	for _, b := range d.Actions {
 		if m.rejects(b) != "" {
-			if reflect.DeepEqual(b, a) {
+			if reflect.DeepEqual(b, a) && lasting == "" {
 				return fmt.Errorf("the decision on a rejection makes the rejected request again: %s", describeActions([]Action{b}))
 			}
 			return nil // the adapter marks the parent Stalled and retries later
+		}
+		if m.Failing {
+			return nil // retried, with the status as written
 		}
 		if err := m.checkRespec(b, d); err != nil {
 			return err
@@ -309,11 +361,114 @@ func (m *model) rejected(a Action, msg string) error {
 			return err
 		}
 	}
-	if err := m.write(in, d); err != nil {
-		return err
+	if !first {
+		if err := m.write(in, d); err != nil {
+			return err
+		}
 	}
-	m.RejKey = key
+	if lasting == "" {
+		m.RejKey = key
+	}
 	return nil
+}
+
+// mHeld is a decision of a replica that stalled (paused, partitioned, its
+// requests held in the network) and whose requests land later.
+type mHeld struct {
+	In      Input            // what it observed, the parent included (its optimistic lock)
+	D       Decision         // what it decided
+	Seen    map[Color]mChild // the children as it observed them (its preconditions)
+	Written bool             // its status went first and landed; only its requests are held
+}
+
+// stall: a replica decides, and stalls before (intent false) or after
+// (intent true) writing a status that goes first.
+func (m *model) stall(intent bool) (bool, error) {
+	if m.Held != nil {
+		return false, nil
+	}
+	in := m.input()
+	d, err := Decide(in)
+	if err != nil {
+		return true, fmt.Errorf("Decide: %v", err)
+	}
+	if len(d.Actions) == 0 && reflect.DeepEqual(d.Status, in.Parent.Status) || intent && !StatusFirst(in, d) {
+		return false, nil
+	}
+	if err := m.checkDecision(in, d); err != nil {
+		return true, err
+	}
+	m.Held = &mHeld{In: in, D: d, Seen: m.snapshot(), Written: intent}
+	if intent {
+		m.seen = m.Held.Seen
+		return true, m.write(in, d)
+	}
+	return true, nil
+}
+
+// release: the stalled replica's requests land, each with the adapter's
+// preconditions: its status write with the resourceVersion it read, its
+// deletes and its applies to a child it observed with that child's uid
+// and resourceVersion. A request whose precondition fails changes
+// nothing (409); the replica then reads again and decides anew, as any.
+func (m *model) release() (bool, error) {
+	h := m.Held
+	if h == nil {
+		return false, nil
+	}
+	m.Held = nil
+	first := StatusFirst(h.In, h.D)
+	if !h.Written && first {
+		if !reflect.DeepEqual(m.P, h.In.Parent) {
+			return true, nil
+		}
+		if err := m.writeHeld(h); err != nil {
+			return true, err
+		}
+	}
+	for _, a := range h.D.Actions {
+		if !m.unchanged(h, a) || m.rejects(a) != "" {
+			return true, nil
+		}
+		if err := m.act(a); err != nil {
+			return true, err
+		}
+	}
+	if h.Written || first || !reflect.DeepEqual(m.P, h.In.Parent) {
+		return true, nil
+	}
+	return true, m.writeHeld(h)
+}
+
+// writeHeld is the stalled replica's status write, judged as of its
+// decision: the status was true of the children it observed, at its
+// clock; the next reconcile judges them anew.
+func (m *model) writeHeld(h *mHeld) error {
+	now, children := m.Now, m.C
+	m.Now, m.C, m.seen = h.In.Now, map[Color]*mChild{}, h.Seen
+	for c, x := range h.Seen {
+		x := x
+		m.C[c] = &x
+	}
+	err := m.write(h.In, h.D)
+	m.Now, m.C = now, children
+	return err
+}
+
+// unchanged is a's precondition: the child it acts on is the one the
+// replica observed, unchanged since. An apply that creates a child has
+// none (server-side apply creates or updates).
+func (m *model) unchanged(h *mHeld, a Action) bool {
+	name := a.ChildName
+	if a.Type == ApplyChild {
+		name = a.Child.Name
+	}
+	if a.Type == CreateSnapshot || h.In.Observed(name) == nil {
+		return true
+	}
+	c := m.colorOfName(name)
+	x, seen := m.C[c], h.Seen[c]
+	return x != nil && reflect.DeepEqual(*x, seen)
 }
 
 // requestKey changes with every new commit and retry request.
@@ -342,7 +497,7 @@ func (m *model) act(a Action) error {
 		return m.deleteChild(a.ChildName)
 	case CreateSnapshot:
 		if m.Snaps[a.Snapshot.Name] == nil {
-			m.Snaps[a.Snapshot.Name] = &mSnap{Job: a.Snapshot.JobName, State: SnapshotTriggerPending}
+			m.Snaps[a.Snapshot.Name] = &mSnap{Job: a.Snapshot.JobName, State: SnapshotTriggerPending, At: m.Now}
 		}
 	}
 	return nil
@@ -357,6 +512,9 @@ func (m *model) applyChild(cs *ChildSpec) error {
 		return err
 	}
 	if x == nil {
+		if err := m.checkSavepointAge(cs); err != nil {
+			return err
+		}
 		x = &mChild{Name: cs.Name, Color: cs.Color, Created: m.Seq}
 		m.Seq++
 		m.C[cs.Color] = x
@@ -365,6 +523,18 @@ func (m *model) applyChild(cs *ChildSpec) error {
 		x.Gen++
 	}
 	x.Spec, x.Revision = *cs.Spec.DeepCopy(), cs.Revision
+	return nil
+}
+
+// checkSavepointAge: a new colour never starts from a savepoint asked for
+// longer ago than the savepoint timeout (and the rounding of deadlines to
+// the second): the source may no longer hold the records since.
+func (m *model) checkSavepointAge(cs *ChildSpec) error {
+	name, ok := strings.CutPrefix(cs.Spec.Job.InitialSavepointPath, "/sp/")
+	if s := m.Snaps[name]; ok && s != nil && m.Now.Sub(s.At) > mSpTime+2*mRound {
+		return fmt.Errorf("%s started from savepoint %s, asked for at %s, at %s: older than the savepoint timeout (%s)",
+			cs.Name, name, m.since(s.At), m.since(m.Now), mSpTime)
+	}
 	return nil
 }
 
@@ -673,8 +843,10 @@ func (m *model) checkTimers(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error
 	if prev.BlueGreenState != st.BlueGreenState || prev.TargetRevision != st.TargetRevision || t.TStart.IsZero() {
 		t.TStart, t.ReadyAt, t.WasReady, t.Flapped = m.Now, time.Time{}, false, false
 	}
+	// Ready for the transition: it carries the revision rolled out (an
+	// in-place target whose patch has not landed runs the old one).
 	target := m.C[m.targetColor()]
-	ready := target != nil && (m.ready(target) || m.stopped(target))
+	ready := target != nil && target.Revision == st.TargetRevision && (m.ready(target) || m.stopped(target))
 	manual := m.P.PromotionMode() == v1alpha1.PromotionManual
 	switch {
 	case !ready && (t.WasReady || t.Flapped) && manual:

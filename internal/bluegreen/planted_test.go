@@ -61,6 +61,26 @@ var plantedBugs = []plantedBug{
 	{"a blue/green transition started while the rollout window is closed", "active.go",
 		"if !d.in.Window.Open {",
 		"if false {"},
+	// The system around Decide (TestExploreTheSystem): fencing, lasting
+	// errors, ageing savepoints.
+	{"a delete sent before the status that decided it is written", "fence.go",
+		"if a.Type == DeleteChild || a.Type == ApplyChild && in.Observed(a.Child.Name) != nil {",
+		"if a.Type == ApplyChild && in.Observed(a.Child.Name) != nil {"},
+	{"a suspend or re-spec sent before the status that decided it is written", "fence.go",
+		"if a.Type == DeleteChild || a.Type == ApplyChild && in.Observed(a.Child.Name) != nil {",
+		"if a.Type == DeleteChild {"},
+	{"an error that lasts past the abort deadline retried for ever", "fence.go",
+		"if passed(in.Now, st.AbortTimestamp.Time) {",
+		"if false {"},
+	{"a new colour started from a savepoint older than the savepoint timeout", "savepoint.go",
+		"if b == nil && diff.Type == DiffTransition && d.aged(snap, deadline) {",
+		"if false {"},
+	{"a recorded cut-over whose delete was lost leaves the old colour running", "active.go",
+		"\td.stopOther(x)\n",
+		"\n"},
+	{"a recorded re-spec of the new colour whose request was lost is never made", "transition.go",
+		"if d.changedDuringTransition(kind, t, tc, oc) || d.targetBehind(kind, t, tc, oc) {",
+		"if d.changedDuringTransition(kind, t, tc, oc) {"},
 }
 
 // TestPlantedBugsAreCaughtByTheExplorer is the gate: every planted bug
@@ -107,7 +127,7 @@ func runPlanted(t *testing.T, goTool, dir string, b plantedBug) (string, bool) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(goTool, "test", "-count=1", "-failfast", "-vet=off", "-overlay="+ov,
-		"-run", "^(TestExploreEveryInterleaving|TestRandomWalksWithFaults)$", ".")
+		"-run", "^(TestExploreEveryInterleaving|TestExploreTheSystem|TestRandomWalksWithFaults)$", ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EXPLORE_FAULTS=1", "BG_SEED=", "EXPLORE_DEPTH=")
 	o, err := cmd.CombinedOutput()

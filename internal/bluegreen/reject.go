@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package bluegreen
 
 import (
+	"fmt"
+
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
@@ -27,11 +29,11 @@ func (d *decider) rejected(r *Rejection) {
 	case CreateSnapshot:
 		x := d.colorOf(r.Action.Snapshot.JobName)
 		d.beginUnlessUnderWay(d.blueGreenFrom(x, r.Action.Snapshot.Name))
-		d.savepointFailed(x, "SavepointRejected", "the API server rejected savepoint "+r.Action.Snapshot.Name+": "+r.Message)
+		d.savepointFailed(x, "SavepointRejected", r.cause("the API server rejected savepoint ", r.Action.Snapshot.Name))
 	case ApplyChild:
-		d.childRejected(r.Action.Child, "the API server rejected FlinkDeployment "+r.Action.Child.Name+": "+r.Message)
+		d.childRejected(r.Action.Child, r.cause("the API server rejected FlinkDeployment ", r.Action.Child.Name))
 	default:
-		d.deleteRejected(r.Action.ChildName, "the API server refused to delete FlinkDeployment "+r.Action.ChildName+": "+r.Message)
+		d.deleteRejected(r.Action.ChildName, r.cause("the API server refused to delete FlinkDeployment ", r.Action.ChildName))
 	}
 	d.end(v1alpha1.RolloutFailed, d.st.Error)
 	if d.st.BlueGreenState.Active() {
@@ -40,6 +42,15 @@ func (d *decider) rejected(r *Rejection) {
 		// that is active now.
 		d.route(d.colorOf(d.st.ActiveDeployment))
 	}
+}
+
+// cause says what happened to the request for object: refused (what,
+// then object), or, when Lasting, failed past a deadline.
+func (r *Rejection) cause(what, object string) string {
+	if r.Lasting != "" {
+		return fmt.Sprintf("%s for %s kept failing past %s: %s", r.Action.Type, object, r.Lasting, r.Message)
+	}
+	return what + object + ": " + r.Message
 }
 
 func retryHint(d *decider) string {
@@ -56,6 +67,9 @@ func (d *decider) childRejected(cs *ChildSpec, cause string) {
 	case a != nil && a.Name == cs.Name:
 		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
 		d.fail("in-place change of " + a.Name + " not applied: " + cause + "; the job is left as it is. " + retry)
+	case a != nil && cs.Spec.Suspended():
+		d.deleteRefusedSuspend(a, cs, cause)
+		return
 	case a != nil:
 		d.suspendChild(d.child(cs.Color))
 		d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
@@ -68,6 +82,20 @@ func (d *decider) childRejected(cs *ChildSpec, cause string) {
 		d.fail("deployment of " + cs.Name + " not started: " + cause + ". " + retry)
 	}
 	d.event(true, "Rejected", "%s", d.st.Error)
+}
+
+// deleteRefusedSuspend: the suspend of the colour an abort gives up (or
+// of another colour beside the active one) was refused. Two running jobs
+// must not wait for a person: the colour is deleted instead; the active
+// one, a, holds the state.
+func (d *decider) deleteRefusedSuspend(a *Child, cs *ChildSpec, cause string) {
+	if c := d.child(cs.Color); c != nil && !c.Deleting {
+		d.deleteChild(cs.Color)
+	}
+	d.st.BlueGreenState, d.st.ActiveDeployment, d.st.ActiveRevision = activeState(a.Color), a.Name, a.Revision
+	d.fail("suspend of " + cs.Name + " not applied: " + cause + "; " + cs.Name + " is deleted instead and " + a.Name +
+		" keeps running. " + retryHint(d))
+	d.event(true, "SuspendRejected", "%s", d.st.Error)
 }
 
 // rejectedRollout makes the history entry the refused apply of cs ends:

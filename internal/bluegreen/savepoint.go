@@ -91,11 +91,11 @@ func (d *decider) savepointRefused(x Color, err error) {
 // (target spec, generation, the active job, the retry request), so that a
 // crash between creating the snapshot and writing status re-issues the
 // same name, while a new commit or a retry gets a fresh one.
-func (d *decider) snapshotName(a *Child) string {
+func (d *decider) snapshotName(a *Child, replaces ...string) string {
 	spec, _ := json.Marshal(d.spec.Template.Spec)
 	h := sha256.New()
-	for _, part := range []string{string(spec), strconv.FormatInt(d.p.Generation, 10), a.Name, a.JobID,
-		d.annotation(v1alpha1.RetryRequestedAtAnnotation)} {
+	for _, part := range append([]string{string(spec), strconv.FormatInt(d.p.Generation, 10), a.Name, a.JobID,
+		d.annotation(v1alpha1.RetryRequestedAtAnnotation)}, replaces...) {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
@@ -191,8 +191,13 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 	d.st.Savepoint.Path = path
 	d.record(func(r *v1alpha1.RolloutRecord) { r.SavepointPath = path })
 	diff := Classify(d.baseOf(a), d.spec)
-	if b := d.child(x.Other()); b != nil && !d.startedFor(b, path) {
+	b := d.child(x.Other())
+	if b != nil && !d.startedFor(b, path) {
 		d.waitForOther(x, b, deadline)
+		return
+	}
+	if b == nil && diff.Type == DiffTransition && d.aged(snap, deadline) {
+		d.agedSavepoint(x, a, snap.Name)
 		return
 	}
 	switch diff.Type {
@@ -208,6 +213,47 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 		d.settle(a)
 		d.active(x)
 	}
+}
+
+// aged reports a completed savepoint older than the savepoint timeout:
+// asked for before the deadline of the status, or, named the same, before
+// (a wiped status asked for it again).
+func (d *decider) aged(snap *Snapshot, deadline *metav1.Time) bool {
+	return !d.now.Before(deadline.Time) || !snap.Created.IsZero() && !d.now.Before(snap.Created.Add(d.t.savepointTimeout))
+}
+
+// agedSavepoint: the savepoint completed, but the new colour would start
+// from it after the savepoint timeout. A fresh one is taken, once: when
+// the fresh one ages too, the rollout fails (the new colour cannot be
+// started in time, whatever holds it up).
+func (d *decider) agedSavepoint(x Color, a *Child, name string) {
+	if name == d.snapshotName(a) {
+		d.refreshSavepoint(x, a, name)
+		return
+	}
+	d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("%s could not be started from savepoint %s within %s (%s), twice",
+		d.childName(x.Other()), name, d.t.savepointTimeout, v1alpha1.SavepointTimeoutKey))
+}
+
+// refreshSavepoint: the savepoint completed, but the new colour would
+// start from it after the savepoint timeout (the controller was down or
+// could not act): the source may no longer hold the records since. A
+// fresh savepoint of X is taken instead, named after the one it replaces
+// so that a lost status write asks for the same one again.
+func (d *decider) refreshSavepoint(x Color, a *Child, old string) {
+	name := d.snapshotName(a, old)
+	snap, err := d.snapshotOf(name, a)
+	if err != nil {
+		d.savepointRefused(x, err)
+		return
+	}
+	d.createSnapshot(snap)
+	d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.deadline(d.now)}
+	d.record(func(r *v1alpha1.RolloutRecord) { r.SavepointName, r.SavepointPath = name, "" })
+	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
+	d.event(false, "SavepointRefreshed", "savepoint %s of %s completed more than %s before %s could start: taking a fresh one, %s",
+		old, a.Name, d.t.savepointTimeout, d.childName(x.Other()), name)
+	d.requeue(min(d.t.interval, d.t.savepointTimeout))
 }
 
 // startedFor reports whether c is a new colour this savepoint already

@@ -50,7 +50,7 @@ func (d *decider) transitioning(t Color) {
 		d.abort(kind, t, "abort requested")
 		return
 	}
-	if d.changedDuringTransition(kind, t, tc, oc) {
+	if d.changedDuringTransition(kind, t, tc, oc) || d.targetBehind(kind, t, tc, oc) {
 		return
 	}
 	d.monitor(kind, t, tc, oc)
@@ -124,6 +124,53 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	return true
 }
 
+// targetBehind completes a decision recorded before its action (see
+// StatusFirst) whose action was lost: T carries neither the revision nor
+// the spec this transition stamped. It is re-applied, or deleted to be
+// deployed again from the savepoint, as changedDuringTransition or
+// patchInPlace asked. A T changed by hand (scaled) keeps its revision
+// and is left alone.
+func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool {
+	if tc == nil || tc.Deleting || tc.Revision == d.st.TargetRevision || tc.suspendedSpec() && kind != kindInPlace {
+		return false
+	}
+	if Classify(d.baseOf(tc), d.spec).Type == DiffIgnore {
+		// T runs the spec already (a commit reverted mid-way): it takes
+		// the revision, and is judged on the next reconcile.
+		d.apply(&ChildSpec{Name: tc.Name, Color: tc.Color, Spec: *tc.Spec.DeepCopy(), Revision: d.st.TargetRevision})
+		d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
+		d.requeue(d.t.interval)
+		return true
+	}
+	if d.deadlinePassed() {
+		d.abort(kind, t, fmt.Sprintf("%s still runs %s, not %s", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision)))
+		return true
+	}
+	path, ok := d.reapplyPath(kind, tc, oc)
+	if !ok && kind == kindInPlace {
+		// The patch never landed, and the spec now needs a new colour.
+		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+" before "+tc.Name+" was patched")
+		d.resetMarkers()
+		d.st.BlueGreenState = activeState(t)
+		d.active(t)
+		return true
+	}
+	if !ok {
+		return false
+	}
+	how := "re-applying"
+	if d.restartsFromSavepoint(kind, path) {
+		how = "deleting, to deploy it again from " + path + ","
+		d.deleteChild(t)
+	} else {
+		d.apply(d.desiredChild(t, path))
+	}
+	d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
+	d.event(false, "TransitionResumed", "%s runs %s, not %s: %s it", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision), how)
+	d.requeue(d.t.interval)
+	return true
+}
+
 // nowKeepsState reports a change that makes a blue/green transition
 // started without a savepoint (stateless) keep state: the new colour holds
 // none of the old colour's, so cutting over would lose it.
@@ -193,6 +240,10 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 		d.active(t)
 		return
 	}
+	if tc == nil && kind == kindBlueGreen && d.savepointAged() {
+		d.restartFromFreshSavepoint(t)
+		return
+	}
 	if tc == nil {
 		path, ok := d.reapplyPath(kind, tc, d.child(t.Other()))
 		if !ok {
@@ -211,6 +262,48 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 	d.ensureDeadline()
 	d.progressing("Progressing", "waiting for %s to be (re)created", d.childName(t))
 	d.requeue(d.until(d.st.AbortTimestamp))
+}
+
+// savepointAged reports a transition whose new colour would start from
+// a savepoint taken longer than the savepoint timeout ago (a commit
+// restarted it, or a stream of commits did): the source may no longer
+// hold the records since.
+func (d *decider) savepointAged() bool {
+	sp := d.st.Savepoint
+	return d.stateful() && sp != nil && sp.Path != "" && sp.TriggerTimestamp != nil &&
+		!d.now.Before(sp.TriggerTimestamp.Add(d.t.savepointTimeout))
+}
+
+// restartFromFreshSavepoint: T is gone and is to start again, but its
+// savepoint has aged. A fresh savepoint of the old colour, which still
+// holds the state, is taken (SAVEPOINTING again), and T starts from it,
+// its grace period counted from then. An old colour that cannot take one
+// (not ready) ends the transition, kept running.
+func (d *decider) restartFromFreshSavepoint(t Color) {
+	x := t.Other()
+	a := d.child(x)
+	if a == nil || !a.Ready() || d.spec.Template.Spec.Suspended() {
+		d.abort(kindBlueGreen, t, fmt.Sprintf("savepoint %s is older than %s and %s cannot take a fresh one",
+			d.st.Savepoint.Name, d.t.savepointTimeout, d.childName(x)))
+		return
+	}
+	name := d.snapshotName(a, d.st.Savepoint.Name)
+	snap, err := d.snapshotOf(name, a)
+	if err != nil {
+		d.savepointRefused(x, err)
+		return
+	}
+	old := d.st.Savepoint.Name
+	d.createSnapshot(snap)
+	d.st.BlueGreenState = savepointingState(x)
+	d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.deadline(d.now)}
+	d.record(func(r *v1alpha1.RolloutRecord) { r.SavepointName, r.SavepointPath = name, "" })
+	d.resetMarkers()
+	d.setJob(v1alpha1.JobReconciling, "")
+	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
+	d.event(false, "SavepointRefreshed", "%s starts again for %s from a fresh savepoint %s of %s: %s is older than %s",
+		d.childName(t), revOr(d.revision()), name, a.Name, old, d.t.savepointTimeout)
+	d.requeue(min(d.t.interval, d.t.savepointTimeout))
 }
 
 func (d *decider) ensureDeadline() {

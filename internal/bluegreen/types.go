@@ -68,6 +68,10 @@ type Child struct {
 	Deleting bool
 	// Created is metadata.creationTimestamp.
 	Created time.Time
+	// UID and ResourceVersion are the adapter's preconditions: an action
+	// decided on this observation lands only on this very object, as
+	// observed (see StatusFirst).
+	UID, ResourceVersion string
 	// Generation is metadata.generation: it grows with every change of
 	// the spec, ours or anyone's (the scale subresource included).
 	Generation int64
@@ -129,6 +133,9 @@ type Snapshot struct {
 	State string
 	Path  string
 	Error string
+	// Created is metadata.creationTimestamp: a savepoint asked for again
+	// under the same name (a wiped status) is as old as the first ask.
+	Created time.Time
 }
 
 // Window is the state of the rollout windows at some instant.
@@ -164,9 +171,14 @@ type Input struct {
 // Rejection is an action the API server refused in a way that retrying
 // cannot fix: invalid (422), bad request (400), forbidden (403, including
 // an admission webhook's denial).
+//
+// With Lasting set it is an error retrying might have fixed, which lasted
+// past the deadline Lasting names (see Overdue): the rollout ends as that
+// deadline says.
 type Rejection struct {
 	Action  Action
 	Message string
+	Lasting string
 }
 
 // ActionType names what an Action does.

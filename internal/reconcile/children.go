@@ -122,7 +122,8 @@ func ownedBy(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment)
 
 func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.Child, error) {
 	ch := &bluegreen.Child{Name: u.GetName(), Color: color, Revision: u.GetAnnotations()[v1alpha1.RevisionAnnotation],
-		Deleting: u.GetDeletionTimestamp() != nil, Generation: u.GetGeneration(), Created: u.GetCreationTimestamp().Time}
+		Deleting: u.GetDeletionTimestamp() != nil, Generation: u.GetGeneration(), Created: u.GetCreationTimestamp().Time,
+		UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}
 	ch.ObservedGeneration, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if err := fromMap(u.Object["spec"], &ch.Spec); err != nil {
 		return nil, fmt.Errorf("read FlinkDeployment %s: %w", u.GetName(), err)
@@ -157,7 +158,8 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 		return nil, err
 	}
 	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
-	return &bluegreen.Snapshot{Name: u.GetName(), State: str("status", "state"), Path: str("status", "path"), Error: str("status", "error")}, nil
+	return &bluegreen.Snapshot{Name: u.GetName(), State: str("status", "state"), Path: str("status", "path"), Error: str("status", "error"),
+		Created: u.GetCreationTimestamp().Time}, nil
 }
 
 // missingFlinkCRD explains a cluster without the Flink operator's CRDs.

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +52,21 @@ type FlinkBlueGreenReconciler struct {
 	// Slots bound the reconciles of one namespace that run at once (nil:
 	// no bound): a forge that never answers holds a worker for each try.
 	Slots *namespaceSlots
+	// Fence, when set, is checked before a decision's actions (see
+	// Options.Fence): they are sent before the time it returns, or not.
+	Fence func(context.Context) (time.Time, error)
+
+	// failures remembers, per FlinkBlueGreenDeployment, the last action
+	// that failed with an error retrying may fix (see lastingFailure).
+	failures sync.Map // types.NamespacedName → failedAction
+}
+
+// failedAction is an action that failed transiently, and the state of
+// the status it was decided on.
+type failedAction struct {
+	action bluegreen.Action
+	msg    string
+	state  string
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -85,7 +102,12 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	if err != nil {
 		return 0, err
 	}
-	if dec, err = r.execute(ctx, p, dec); err != nil {
+	if rej := r.lastingFailure(p, in.Now); rej != nil && len(dec.Actions) > 0 {
+		dec, err = r.onRejection(ctx, p, rej)
+	} else {
+		dec, err = r.execute(ctx, p, in, dec)
+	}
+	if err != nil {
 		return 0, err
 	}
 	ingressRetry := r.routeIngress(ctx, p, &dec)
@@ -253,46 +275,128 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 	return r.patchStatus(ctx, p, st)
 }
 
-// execute runs the decision's actions in order. An action the API server
-// rejects for good ends in the decision on that rejection (a failed
-// rollout, see bluegreen.Rejection), never in a retry loop.
-func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, dec bluegreen.Decision) (bluegreen.Decision, error) {
-	for _, a := range dec.Actions {
-		err := r.do(ctx, p, a)
-		if err == nil {
-			continue
+// execute runs the decision's actions, fenced (see act). An action the
+// API server rejects for good, or one that keeps failing past the
+// deadline of the status as stored (bluegreen.Overdue), ends in the
+// decision on that failure (a failed rollout, see bluegreen.Rejection),
+// never in a retry loop; before the deadline a failure is retried.
+func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec bluegreen.Decision) (bluegreen.Decision, error) {
+	a, err := r.act(ctx, p, in, dec)
+	key := client.ObjectKeyFromObject(p)
+	if err == nil || a == nil {
+		if err == nil && len(dec.Actions) > 0 {
+			r.failures.Delete(key)
 		}
-		if !rejected(err) {
+		return dec, err
+	}
+	rej := &bluegreen.Rejection{Action: *a, Message: secrets.forNamespace(p.Namespace).string(err.Error())}
+	if !rejected(err) {
+		if apierrors.IsConflict(err) {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
-		return r.onRejection(ctx, p, a, secrets.forNamespace(p.Namespace).string(err.Error()))
+		r.failures.Store(key, failedAction{action: *a, msg: rej.Message, state: stateKey(p)})
+		if rej.Lasting = bluegreen.Overdue(bluegreen.Input{Parent: p, Now: in.Now}); rej.Lasting == "" {
+			return dec, fmt.Errorf("%s: %w", a.Type, err)
+		}
 	}
-	return dec, nil
+	return r.onRejection(ctx, p, rej)
+}
+
+// lastingFailure is the failure of the last reconcile, as a Rejection
+// with Lasting set, once the deadline of p's status as stored has passed
+// (nil before, or when that failure was on another state). The decision
+// at the deadline may make other requests than the failed ones (a fresh
+// savepoint where the new colour could not be started): the failure, not
+// the deadline alone, ends the rollout, and names its cause.
+func (r *FlinkBlueGreenReconciler) lastingFailure(p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) *bluegreen.Rejection {
+	v, ok := r.failures.Load(client.ObjectKeyFromObject(p))
+	if !ok || v.(failedAction).state != stateKey(p) {
+		return nil
+	}
+	f := v.(failedAction)
+	due := bluegreen.Overdue(bluegreen.Input{Parent: p, Now: now})
+	if due == "" {
+		return nil
+	}
+	return &bluegreen.Rejection{Action: f.action, Message: f.msg, Lasting: due}
+}
+
+// stateKey tells the states of a rollout apart for lastingFailure.
+func stateKey(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	st := &p.Status
+	sp := ""
+	if st.Savepoint != nil {
+		sp = st.Savepoint.Name
+	}
+	return string(st.BlueGreenState) + "|" + st.TargetRevision + "|" + sp
+}
+
+// act makes dec's actions in order, fenced. A decision that deletes or
+// re-specs a child writes its status first, with an optimistic lock on
+// the status it was decided from (bluegreen.StatusFirst): a replica that
+// decided on a status another has changed since gets a conflict and acts
+// on nothing. The leader Lease is checked next, and every request is sent
+// before it runs out. Each request carries the observation's
+// preconditions (do). It returns the action that failed, if one did.
+func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec bluegreen.Decision) (*bluegreen.Action, error) {
+	if len(dec.Actions) == 0 {
+		return nil, nil
+	}
+	if bluegreen.StatusFirst(in, dec) {
+		if err := r.writeStatus(ctx, p, dec.Status); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel, err := r.fenced(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	for i := range dec.Actions {
+		if err := r.do(ctx, p, in, dec.Actions[i]); err != nil {
+			return &dec.Actions[i], err
+		}
+	}
+	return nil, nil
+}
+
+// fenced bounds ctx by the leader Lease (see Fence); without a Fence it
+// is ctx.
+func (r *FlinkBlueGreenReconciler) fenced(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if r.Fence == nil {
+		return ctx, func() {}, nil
+	}
+	until, err := r.Fence(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	return ctx, cancel, nil
 }
 
 // onRejection decides again, on the children as they are now (read from
-// the API server: the cache may not show this reconcile's own writes),
-// with the rejection, and runs that decision's actions.
-func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action, msg string) (bluegreen.Decision, error) {
+// the API server: the cache may not show this reconcile's own writes) and
+// the status as stored (a status that went first included), with the
+// failure, and runs that decision's actions.
+func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, rej *bluegreen.Rejection) (bluegreen.Decision, error) {
 	in, err := r.observeWith(ctx, r.reader(), p)
 	if err != nil {
 		return bluegreen.Decision{}, observeFailure(err)
 	}
-	in.Rejection = &bluegreen.Rejection{Action: a, Message: msg}
+	in.Rejection = rej
 	dec, err := bluegreen.Decide(in)
 	if err != nil {
 		return dec, invalidSpec(err)
 	}
-	for _, b := range dec.Actions {
-		if err := r.do(ctx, p, b); err != nil {
-			err = fmt.Errorf("%s was rejected (%s), and so was %s: %w", a.Type, msg, b.Type, err)
-			if rejected(err) {
-				return dec, rejectedAgain(err)
-			}
-			return dec, err
-		}
+	b, err := r.act(ctx, p, in, dec)
+	if err == nil || b == nil {
+		return dec, err
 	}
-	return dec, nil
+	err = fmt.Errorf("%s failed (%s), and so did %s: %w", rej.Action.Type, rej.Message, b.Type, err)
+	if rejected(err) {
+		return dec, rejectedAgain(err)
+	}
+	return dec, err
 }
 
 // rejected reports an error that retrying the same request cannot fix:
@@ -311,7 +415,13 @@ func schemaMismatch(err error) bool {
 	return apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed to create typed patch object")
 }
 
-func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, a bluegreen.Action) error {
+// do sends one action with the preconditions of the observation it was
+// decided on: a delete names the observed child's uid and
+// resourceVersion, an apply to an observed child its resourceVersion. A
+// request delivered late, after the child was changed or replaced, fails
+// with a conflict instead of deleting or re-speccing a job another
+// decision has taken charge of. An apply that creates a child has none.
+func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, a bluegreen.Action) error {
 	c, err := r.actor(ctx, p)
 	if err != nil {
 		return err
@@ -322,12 +432,21 @@ func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlue
 		if err != nil {
 			return err
 		}
+		if seen := in.Observed(a.Child.Name); seen != nil {
+			obj.SetResourceVersion(seen.ResourceVersion)
+		}
 		return objects.Apply(ctx, c, obj)
 	case bluegreen.DeleteChild:
+		seen := in.Observed(a.ChildName)
+		if seen == nil {
+			return nil
+		}
 		obj := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 		obj.SetNamespace(p.Namespace)
 		obj.SetName(a.ChildName)
-		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		uid := types.UID(seen.UID)
+		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
+			client.Preconditions{UID: &uid, ResourceVersion: &seen.ResourceVersion}))
 	case bluegreen.CreateSnapshot:
 		err := c.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(objects.FieldManager))
 		if apierrors.IsAlreadyExists(err) {
@@ -349,12 +468,23 @@ func (r *FlinkBlueGreenReconciler) emit(p *v1alpha1.FlinkBlueGreenDeployment, ev
 }
 
 // patchStatus writes st when it differs from what is stored: an idle
-// FlinkBlueGreenDeployment causes no write.
+// FlinkBlueGreenDeployment causes no write. The write carries the
+// resourceVersion read (an optimistic lock): a status decided on what
+// another replica has since changed is refused with a conflict, and the
+// reconcile decides again.
 func (r *FlinkBlueGreenReconciler) patchStatus(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, st v1alpha1.FlinkBlueGreenDeploymentStatus) error {
 	if equality.Semantic.DeepEqual(p.Status, st) {
 		return nil
 	}
+	return r.writeStatus(ctx, p, st)
+}
+
+// writeStatus writes st with the optimistic lock, also when it equals
+// the status stored: the API server then checks the resourceVersion and
+// writes nothing, which tells a decision about to act that it was made
+// on the latest status.
+func (r *FlinkBlueGreenReconciler) writeStatus(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, st v1alpha1.FlinkBlueGreenDeploymentStatus) error {
 	base := p.DeepCopy()
 	p.Status = st
-	return r.Client.Status().Patch(ctx, p, client.MergeFrom(base))
+	return r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }

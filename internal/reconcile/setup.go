@@ -80,10 +80,11 @@ type Options struct {
 	// FlinkPoll is how often a controller started without the Flink CRDs
 	// looks for them (see flinkWatch); 0 takes defaultFlinkPoll.
 	FlinkPoll time.Duration
-	// Fence, when set, is checked before a commit status is posted: with
-	// leader election, that this replica still holds the lease, and until
-	// when (kube.LeaseFence), so that a leader paused past its lease posts
-	// nothing the new leader posts too.
+	// Fence, when set, is checked before a commit status is posted and
+	// before a FlinkBlueGreenDeployment's actions: with leader election,
+	// that this replica still holds the lease, and until when
+	// (kube.LeaseFence), so that a leader paused past its lease posts
+	// nothing the new leader posts too, and sends no request after it.
 	Fence func(context.Context) (time.Time, error)
 }
 
@@ -165,7 +166,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	slots := o.namespaceSlots()
 	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
-		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots}
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).

@@ -1,0 +1,69 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bluegreen
+
+import (
+	"fmt"
+	"time"
+)
+
+// StatusFirst reports whether the adapter records dec's status before it
+// runs dec's actions: a decision that deletes a child, or applies a spec
+// to a child that exists (a suspend, an in-place patch, a re-spec), is
+// written first, with an optimistic lock on the status it was decided
+// from. A replica deciding on a status another replica has since changed
+// loses that write and acts on nothing; a replica that finds the
+// recorded status with its actions undone completes them (Decide on that
+// status asks for them again). A decision that only creates (a child, a
+// savepoint) acts first and writes after: a lost write leaves an object
+// Decide adopts or re-issues.
+func StatusFirst(in Input, dec Decision) bool {
+	for _, a := range dec.Actions {
+		if a.Type == DeleteChild || a.Type == ApplyChild && in.Observed(a.Child.Name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Observed is the observed child named name, nil when there is none.
+func (in Input) Observed(name string) *Child {
+	for _, c := range []*Child{in.Blue, in.Green} {
+		if c != nil && c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Overdue names the deadline of the state in.Parent is in that has
+// passed ("" when none has): the savepoint timeout while savepointing,
+// the abort deadline during a transition. An action that fails with an
+// error retrying might fix (a 5xx, a timeout, throttling, an unreachable
+// admission webhook) is retried until then; once overdue, the adapter
+// decides again with the failure as a Rejection with Lasting set, and the
+// rollout ends as that deadline says, the running colour kept.
+func Overdue(in Input) string {
+	st := &in.Parent.Status
+	t, err := parseTimers(in.Parent.Spec.Configuration)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case st.BlueGreenState.Savepointing() && st.Savepoint != nil && st.Savepoint.TriggerTimestamp != nil:
+		if passed(in.Now, st.Savepoint.TriggerTimestamp.Add(t.savepointTimeout)) {
+			return fmt.Sprintf("the savepoint timeout (%s)", t.savepointTimeout)
+		}
+	case st.BlueGreenState.Transitioning() && st.AbortTimestamp != nil:
+		if passed(in.Now, st.AbortTimestamp.Time) {
+			return fmt.Sprintf("the abort deadline (%s)", st.AbortTimestamp.UTC().Format(time.RFC3339))
+		}
+	}
+	return ""
+}
+
+func passed(now, deadline time.Time) bool { return !now.Before(deadline) }
