@@ -114,7 +114,9 @@ func TestStalledReplicaCannotDeleteTheJobAnAbortKept(t *testing.T) {
 
 	// Green fails 4 s after it starts; A cuts over 2 s after green is ready.
 	update(t, ns, "job", 2, "flink:1.20.1", `, "`+flinksim.FaultFailAfter+`": "4s"`, withAbortGrace("8s"),
-		func(p *v1alpha1.FlinkBlueGreenDeployment) { p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "2s" })
+		func(p *v1alpha1.FlinkBlueGreenDeployment) {
+			p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "2s"
+		})
 	select {
 	case <-a.caught:
 	case <-time.After(waitFor):
