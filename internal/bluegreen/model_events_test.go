@@ -8,6 +8,7 @@ package bluegreen
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
@@ -330,6 +331,7 @@ var userEvents = concat([]mEvent{
 	{"status wiped", func(m *model) (bool, error) {
 		m.P.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
 		m.T, m.RejKey = mTimers{}, ""
+		m.AltHolder = m.stillRunningSource()
 		return true, nil
 	}},
 	{"rollout window closes/opens (toggle)", func(m *model) (bool, error) { m.Closed = !m.Closed; return true, nil }},
@@ -356,6 +358,24 @@ var userEvents = concat([]mEvent{
 		return true
 	}),
 )
+
+// stillRunningSource is the run the holder was started from by a
+// savepoint, when a child still runs it: a cut-over recorded but not yet
+// made (its status went first). With the status wiped, nothing tells
+// which of the two the record made active, and each has processed the
+// same input since that savepoint: adopting either keeps the state.
+func (m *model) stillRunningSource() string {
+	h := m.Runs[m.Holder]
+	if m.Holder == "" || h.Cont || strings.HasPrefix(h.From, "user:") || h.From == "" {
+		return ""
+	}
+	for _, c := range m.C {
+		if !c.Deleting && c.Run == h.From {
+			return h.From
+		}
+	}
+	return ""
+}
 
 // stateSurvives: a child not being deleted holds the latest state, or
 // runs (or would restore) a job that carries it.

@@ -53,9 +53,15 @@ type model struct {
 	RejKey    string // the request whose rejection is recorded in status
 	Closed    bool   // the rollout window is closed
 	T         mTimers
-	Failing   bool             // every request for a child or a savepoint fails with an error retrying may fix
-	Held      *mHeld           // a stalled replica's decision, its requests still to land
-	seen      map[Color]mChild // the children as the reconcile under way observed them
+	Failing   bool   // every request for a child or a savepoint fails with an error retrying may fix
+	Held      *mHeld // a stalled replica's decision, its requests still to land
+	// AltHolder may be adopted in place of Holder after a wiped status
+	// (see stillRunningSource).
+	AltHolder string
+	// LastFailed is the state a request failed on, as the adapter
+	// remembers it ("" when none).
+	LastFailed string
+	seen       map[Color]mChild // the children as the reconcile under way observed them
 }
 
 // snapshot copies the children as they are now.
@@ -215,9 +221,11 @@ func (m *model) key() uint64 {
 		U, X bool
 		F    bool
 		HD   *mHeld
+		AH   string
+		LF   string
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
-		m.T, underWay, m.Closed, m.Failing, m.Held})
+		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -271,10 +279,13 @@ func (m *model) reconcile(crash func(n int, first bool) int) (bool, error) {
 		return true, err
 	}
 	m.seen = m.snapshot()
-	if due := Overdue(in); m.Failing && due != "" && len(d.Actions) > 0 {
-		// The adapter remembers the last reconcile's failure: once the
-		// deadline passed, it ends the rollout instead of acting.
-		return true, m.rejected(d.Actions[0], "the server is currently unable to handle the request", due)
+	if len(d.Actions) == 0 {
+		m.LastFailed = "" // the adapter forgets a failure when nothing is to be done
+	} else if due := Overdue(in); m.LastFailed == stateKeyOf(&in.Parent.Status) && due != "" {
+		// The adapter remembers an earlier reconcile's failure on this
+		// state: once its deadline passed, it ends the rollout instead of
+		// acting.
+		return true, m.rejected(d.Actions[0], unavailable, due)
 	}
 	if first {
 		if err := m.write(in, d); err != nil {
@@ -295,7 +306,7 @@ func (m *model) run(in Input, d Decision, first bool, stop int) error {
 			return m.rejected(a, msg, "")
 		}
 		if m.Failing {
-			return m.failing(a)
+			return m.failing(in, a)
 		}
 		if err := m.checkRespec(a, d); err != nil {
 			return err
@@ -304,19 +315,41 @@ func (m *model) run(in Input, d Decision, first bool, stop int) error {
 			return err
 		}
 	}
+	if stop < 0 {
+		m.LastFailed = ""
+	}
 	if first || stop == len(d.Actions) {
 		return nil
 	}
 	return m.write(in, d)
 }
 
+const unavailable = "the server is currently unable to handle the request"
+
+// stateKeyOf is the adapter's stateKey: the state a failure is
+// remembered on.
+func stateKeyOf(st *v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	sp := ""
+	if st.Savepoint != nil {
+		sp = st.Savepoint.Name
+	}
+	return string(st.BlueGreenState) + "|" + st.TargetRevision + "|" + sp
+}
+
 // failing: an action failed with an error that retrying may fix. The
-// adapter retries until the deadline of the status as stored has passed
-// (Overdue), then decides again with the failure; until then nothing is
-// written, and the rollout's timers still run.
-func (m *model) failing(a Action) error {
-	if due := Overdue(m.input()); due != "" {
-		return m.rejected(a, "the server is currently unable to handle the request", due)
+// adapter retries until it has failed before on the state it decided
+// from and that state's deadline has passed (Overdue), then decides
+// again with the failure; until then nothing is written (but a status
+// that went first), and the rollout's timers still run.
+func (m *model) failing(in Input, a Action) error {
+	key := stateKeyOf(&in.Parent.Status)
+	before := m.LastFailed == key
+	if due := Overdue(in); before && due != "" {
+		return m.rejected(a, unavailable, due)
+	}
+	m.LastFailed = key
+	if !before {
+		return nil // the first failure on this state is retried
 	}
 	return m.checkTimers(&m.P.Status)
 }
@@ -369,6 +402,7 @@ func (m *model) rejected(a Action, msg, lasting string) error {
 	if lasting == "" {
 		m.RejKey = key
 	}
+	m.LastFailed = ""
 	return nil
 }
 
@@ -766,10 +800,11 @@ func (m *model) checkLineage() error {
 		if !m.exempt(x.Run) && !m.fromSeenPath(x.Run) {
 			return fmt.Errorf("first active job %s started from %q, not from an initialSavepointPath of the spec (%v)", x.Name, m.rootOf(x.Run), m.PathsSeen)
 		}
+	case x.Run == m.AltHolder:
 	case !m.carries(x.Run) && !m.exempt(x.Run) && !m.droppedByChoice(m.Holder):
 		return fmt.Errorf("%s made active, but its job (from %q) does not carry the latest state (%s)", x.Name, m.Runs[x.Run].From, m.Holder)
 	}
-	m.Holder = x.Run
+	m.Holder, m.AltHolder = x.Run, ""
 	return nil
 }
 

@@ -134,9 +134,11 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 	if tc == nil || tc.Deleting || tc.Revision == d.st.TargetRevision || tc.suspendedSpec() && kind != kindInPlace {
 		return false
 	}
-	if Classify(d.baseOf(tc), d.spec).Type == DiffIgnore {
-		// T runs the spec already (a commit reverted mid-way): it takes
-		// the revision, and is judged on the next reconcile.
+	path, ok := d.reapplyPath(kind, tc, oc)
+	if Classify(d.baseOf(tc), d.spec).Type == DiffIgnore && (!ok || ownPath(tc) == path) {
+		// T runs the spec already, from the path it would be given (a
+		// commit reverted mid-way): it takes the revision, and is judged
+		// on the next reconcile.
 		d.apply(&ChildSpec{Name: tc.Name, Color: tc.Color, Spec: *tc.Spec.DeepCopy(), Revision: d.st.TargetRevision})
 		d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
 		d.requeue(d.t.interval)
@@ -146,7 +148,6 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 		d.abort(kind, t, fmt.Sprintf("%s still runs %s, not %s", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision)))
 		return true
 	}
-	path, ok := d.reapplyPath(kind, tc, oc)
 	if !ok && kind == kindInPlace {
 		// The patch never landed, and the spec now needs a new colour.
 		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+" before "+tc.Name+" was patched")
@@ -169,6 +170,14 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 	d.event(false, "TransitionResumed", "%s runs %s, not %s: %s it", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision), how)
 	d.requeue(d.t.interval)
 	return true
+}
+
+// ownPath is the initialSavepointPath c was applied with.
+func ownPath(c *Child) string {
+	if c.Spec.Job == nil {
+		return ""
+	}
+	return c.Spec.Job.InitialSavepointPath
 }
 
 // nowKeepsState reports a change that makes a blue/green transition

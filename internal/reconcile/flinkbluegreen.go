@@ -75,6 +75,7 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.reader().Get(ctx, req.NamespacedName, p); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
+			r.failures.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -102,9 +103,13 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	if err != nil {
 		return 0, err
 	}
-	if rej := r.lastingFailure(p, in.Now); rej != nil && len(dec.Actions) > 0 {
+	prev := *p.Status.DeepCopy()
+	switch rej := r.lastingFailure(p, in.Now); {
+	case len(dec.Actions) == 0:
+		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
+	case rej != nil:
 		dec, err = r.onRejection(ctx, p, rej)
-	} else {
+	default:
 		dec, err = r.execute(ctx, p, in, dec)
 	}
 	if err != nil {
@@ -118,7 +123,6 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next))
 		dec.Status = next.Status
 	}
-	prev := p.Status
 	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
 		return 0, err
 	}
@@ -281,10 +285,11 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 // decision on that failure (a failed rollout, see bluegreen.Rejection),
 // never in a retry loop; before the deadline a failure is retried.
 func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec bluegreen.Decision) (bluegreen.Decision, error) {
-	a, err := r.act(ctx, p, in, dec)
+	from := p.DeepCopy() // the status decided on, before a status that goes first
+	a, err := r.act(ctx, p, in, &dec)
 	key := client.ObjectKeyFromObject(p)
 	if err == nil || a == nil {
-		if err == nil && len(dec.Actions) > 0 {
+		if err == nil {
 			r.failures.Delete(key)
 		}
 		return dec, err
@@ -294,20 +299,26 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 		if apierrors.IsConflict(err) {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
-		r.failures.Store(key, failedAction{action: *a, msg: rej.Message, state: stateKey(p)})
-		if rej.Lasting = bluegreen.Overdue(bluegreen.Input{Parent: p, Now: in.Now}); rej.Lasting == "" {
+		// Retried until it has failed before, on this state, and the
+		// state's deadline has passed.
+		before := r.lastingFailure(from, in.Now)
+		r.failures.Store(key, failedAction{action: *a, msg: rej.Message, state: stateKey(from)})
+		if before == nil {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
+		rej.Lasting = before.Lasting
 	}
 	return r.onRejection(ctx, p, rej)
 }
 
-// lastingFailure is the failure of the last reconcile, as a Rejection
-// with Lasting set, once the deadline of p's status as stored has passed
-// (nil before, or when that failure was on another state). The decision
-// at the deadline may make other requests than the failed ones (a fresh
-// savepoint where the new colour could not be started): the failure, not
-// the deadline alone, ends the rollout, and names its cause.
+// lastingFailure is the failure of an earlier reconcile of the state p's
+// status is in, as a Rejection with Lasting set, once that state's
+// deadline has passed (nil before, when nothing failed, or when that
+// failure was on another state; a reconcile with nothing to do, or whose
+// actions succeed, forgets it). The decision at the deadline may make
+// other requests than the failed ones (a fresh savepoint where the new
+// colour could not be started): the failure, not the deadline alone,
+// ends the rollout, and names its cause.
 func (r *FlinkBlueGreenReconciler) lastingFailure(p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) *bluegreen.Rejection {
 	v, ok := r.failures.Load(client.ObjectKeyFromObject(p))
 	if !ok || v.(failedAction).state != stateKey(p) {
@@ -338,14 +349,18 @@ func stateKey(p *v1alpha1.FlinkBlueGreenDeployment) string {
 // on nothing. The leader Lease is checked next, and every request is sent
 // before it runs out. Each request carries the observation's
 // preconditions (do). It returns the action that failed, if one did.
-func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec bluegreen.Decision) (*bluegreen.Action, error) {
+func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec *bluegreen.Decision) (*bluegreen.Action, error) {
 	if len(dec.Actions) == 0 {
 		return nil, nil
 	}
-	if bluegreen.StatusFirst(in, dec) {
+	if bluegreen.StatusFirst(in, *dec) {
 		if err := r.writeStatus(ctx, p, dec.Status); err != nil {
 			return nil, err
 		}
+		// The state changed with that write: its events are told now,
+		// whatever becomes of the actions.
+		r.emit(p, dec.Events)
+		dec.Events = nil
 	}
 	ctx, cancel, err := r.fenced(ctx)
 	if err != nil {
@@ -388,8 +403,11 @@ func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.
 	if err != nil {
 		return dec, invalidSpec(err)
 	}
-	b, err := r.act(ctx, p, in, dec)
+	b, err := r.act(ctx, p, in, &dec)
 	if err == nil || b == nil {
+		if err == nil {
+			r.failures.Delete(client.ObjectKeyFromObject(p))
+		}
 		return dec, err
 	}
 	err = fmt.Errorf("%s failed (%s), and so did %s: %w", rej.Action.Type, rej.Message, b.Type, err)
