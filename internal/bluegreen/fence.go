@@ -12,18 +12,18 @@ import (
 )
 
 // StatusFirst reports whether the adapter records dec's status before it
-// runs dec's actions: a decision that deletes a child, or applies a spec
-// to a child that exists (a suspend, an in-place patch, a re-spec), is
-// written first, with an optimistic lock on the status it was decided
-// from. A replica deciding on a status another replica has since changed
-// loses that write and acts on nothing; a replica that finds the
-// recorded status with its actions undone completes them (Decide on that
-// status asks for them again). A decision that only creates (a child, a
-// savepoint) acts first and writes after: a lost write leaves an object
-// Decide adopts or re-issues.
+// runs dec's actions: a decision that deletes a child or applies one (a
+// suspend, an in-place patch, a re-spec, a new colour) is written first,
+// with an optimistic lock on the status it was decided from. A replica
+// deciding on a status another replica has since changed loses that
+// write and acts on nothing; a replica that finds the recorded status
+// with its actions undone completes them (Decide on that status asks for
+// them again). A decision that only asks for a savepoint acts first and
+// writes after: a lost write leaves a FlinkStateSnapshot that Decide asks
+// for again under the same name.
 func StatusFirst(in Input, dec Decision) bool {
 	for _, a := range dec.Actions {
-		if a.Type == DeleteChild || a.Type == ApplyChild && in.Observed(a.Child.Name) != nil {
+		if a.Type == DeleteChild || a.Type == ApplyChild {
 			return true
 		}
 	}
@@ -58,7 +58,9 @@ func Overdue(in Input) string {
 		if passed(in.Now, st.Savepoint.TriggerTimestamp.Add(t.savepointTimeout)) {
 			return fmt.Sprintf("the savepoint timeout (%s)", t.savepointTimeout)
 		}
-	case st.BlueGreenState.Transitioning() && st.AbortTimestamp != nil:
+	case st.BlueGreenState.Transitioning() && st.AbortTimestamp != nil && st.DeploymentReadyTimestamp == nil:
+		// (A ready target, waiting for the deletion delay or a
+		// promotion, has no abort deadline.)
 		if passed(in.Now, st.AbortTimestamp.Time) {
 			return fmt.Sprintf("the abort deadline (%s)", st.AbortTimestamp.UTC().Format(time.RFC3339))
 		}

@@ -68,15 +68,20 @@ func TestLateStatusWriteCannotLandOverANewerTransition(t *testing.T) {
 	assert.Equal(t, want.TargetRevision, m.P.Status.TargetRevision)
 }
 
-func TestLastingErrorEndsTheRolloutAtTheSavepointTimeout(t *testing.T) {
+func TestLastingErrorEndsTheRolloutOnceItsDeadlinePassed(t *testing.T) {
 	m := newModel(v1alpha1.UpgradeModeSavepoint, false)
 	scripted(t, m, withCommit(activeBlue))
+	// The savepoint completes; from then on every request fails: green is
+	// never created.
 	scripted(t, m, []string{"reconcile", "savepoint completes", "API errors that last (toggle)", "reconcile"})
-	require.Equal(t, v1alpha1.SavepointingBlue, m.P.Status.BlueGreenState, "retried before the deadline")
-	scripted(t, m, []string{"clock past the next deadline", "reconcile"})
-	assert.Equal(t, v1alpha1.ActiveBlue, m.P.Status.BlueGreenState)
+	require.Equal(t, v1alpha1.TransitioningToGreen, m.P.Status.BlueGreenState, "the status went first; the create is retried")
+	for i := 0; i < 20 && m.P.Status.BlueGreenState.InProgress(); i++ {
+		scripted(t, m, []string{"clock past the next deadline", "reconcile"})
+	}
+	assert.Equal(t, v1alpha1.ActiveBlue, m.P.Status.BlueGreenState, m.describe())
 	assert.Equal(t, v1alpha1.JobFailing, m.P.Status.JobStatus.State)
-	assert.Contains(t, m.P.Status.Error, "kept failing past the savepoint timeout")
+	assert.Contains(t, m.P.Status.Error, "kept failing past")
+	assert.Contains(t, m.P.Status.Error, unavailable)
 	assert.Nil(t, m.C[Green], "green never started")
 }
 

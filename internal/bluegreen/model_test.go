@@ -61,7 +61,9 @@ type model struct {
 	// LastFailed is the state a request failed on, as the adapter
 	// remembers it ("" when none).
 	LastFailed string
+	FailedAct  *Action
 	seen       map[Color]mChild // the children as the reconcile under way observed them
+	decidedAt  time.Time        // when the requests landing now were decided, if not now
 }
 
 // snapshot copies the children as they are now.
@@ -223,9 +225,10 @@ func (m *model) key() uint64 {
 		HD   *mHeld
 		AH   string
 		LF   string
+		FA   *Action
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
-		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed})
+		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -279,13 +282,13 @@ func (m *model) reconcile(crash func(n int, first bool) int) (bool, error) {
 		return true, err
 	}
 	m.seen = m.snapshot()
-	if len(d.Actions) == 0 {
-		m.LastFailed = "" // the adapter forgets a failure when nothing is to be done
-	} else if due := Overdue(in); m.LastFailed == stateKeyOf(&in.Parent.Status) && due != "" {
+	if due := Overdue(in); m.LastFailed == stateKeyOf(&in.Parent.Status) && due != "" {
 		// The adapter remembers an earlier reconcile's failure on this
 		// state: once its deadline passed, it ends the rollout instead of
 		// acting.
-		return true, m.rejected(d.Actions[0], unavailable, due)
+		return true, m.rejected(*m.FailedAct, unavailable, due)
+	} else if len(d.Actions) == 0 {
+		m.LastFailed = "" // the adapter forgets a failure when nothing is to be done
 	}
 	if first {
 		if err := m.write(in, d); err != nil {
@@ -306,7 +309,7 @@ func (m *model) run(in Input, d Decision, first bool, stop int) error {
 			return m.rejected(a, msg, "")
 		}
 		if m.Failing {
-			return m.failing(in, a)
+			return m.failing(a)
 		}
 		if err := m.checkRespec(a, d); err != nil {
 			return err
@@ -337,17 +340,18 @@ func stateKeyOf(st *v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 }
 
 // failing: an action failed with an error that retrying may fix. The
-// adapter retries until it has failed before on the state it decided
-// from and that state's deadline has passed (Overdue), then decides
+// adapter retries until it has failed before on the state as stored (a
+// status that went first included) and that state's deadline has passed
+// (Overdue), then decides
 // again with the failure; until then nothing is written (but a status
 // that went first), and the rollout's timers still run.
-func (m *model) failing(in Input, a Action) error {
-	key := stateKeyOf(&in.Parent.Status)
+func (m *model) failing(a Action) error {
+	key := stateKeyOf(&m.P.Status)
 	before := m.LastFailed == key
-	if due := Overdue(in); before && due != "" {
+	if due := Overdue(m.input()); before && due != "" {
 		return m.rejected(a, unavailable, due)
 	}
-	m.LastFailed = key
+	m.LastFailed, m.FailedAct = key, &a
 	if !before {
 		return nil // the first failure on this state is retried
 	}
@@ -460,6 +464,8 @@ func (m *model) release() (bool, error) {
 			return true, err
 		}
 	}
+	m.decidedAt = h.In.Now
+	defer func() { m.decidedAt = time.Time{} }()
 	for _, a := range h.D.Actions {
 		if !m.unchanged(h, a) || m.rejects(a) != "" {
 			return true, nil
@@ -563,11 +569,18 @@ func (m *model) applyChild(cs *ChildSpec) error {
 // checkSavepointAge: a new colour never starts from a savepoint asked for
 // longer ago than the savepoint timeout (and the rounding of deadlines to
 // the second): the source may no longer hold the records since.
+//
+// It is judged when the decision is taken (decidedAt): a request held in
+// the network after it lands when it lands.
 func (m *model) checkSavepointAge(cs *ChildSpec) error {
+	at := m.Now
+	if !m.decidedAt.IsZero() {
+		at = m.decidedAt
+	}
 	name, ok := strings.CutPrefix(cs.Spec.Job.InitialSavepointPath, "/sp/")
-	if s := m.Snaps[name]; ok && s != nil && m.Now.Sub(s.At) > mSpTime+2*mRound {
-		return fmt.Errorf("%s started from savepoint %s, asked for at %s, at %s: older than the savepoint timeout (%s)",
-			cs.Name, name, m.since(s.At), m.since(m.Now), mSpTime)
+	if s := m.Snaps[name]; ok && s != nil && at.Sub(s.At) > mSpTime+2*mRound {
+		return fmt.Errorf("%s started from savepoint %s, asked for at %s, decided at %s: older than the savepoint timeout (%s)",
+			cs.Name, name, m.since(s.At), m.since(at), mSpTime)
 	}
 	return nil
 }

@@ -24,12 +24,12 @@ var regressions = []struct {
 	want   v1alpha1.BlueGreenState
 	job    v1alpha1.JobState
 }{{
-	// The abort's suspend of green is applied, its status write lost; green
-	// then reports STABLE/RUNNING at its old generation. Deleting blue
-	// would leave nothing running.
+	// The abort's status is written first, its suspend of green lost; green
+	// then reports STABLE/RUNNING. Deleting blue would leave nothing
+	// running: green is suspended again.
 	name: "LostAbortWriteNeverDeletesTheRunningJob", mode: v1alpha1.UpgradeModeSavepoint,
 	trail: concatSteps(toGreen, "operator acts on the spec of GREEN", "clock past the next deadline",
-		"reconcile, status write lost", "job becomes ready: GREEN", "reconcile"),
+		"reconcile, crash after the status write", "job becomes ready: GREEN", "reconcile"),
 	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
 }, {
 	// The savepoint completes and the API server rejects the new colour:
@@ -83,12 +83,13 @@ var regressions = []struct {
 		"commit: new image → reconcile → commit: a spec the cluster rejects → reconcile", " → "),
 	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
 }, {
-	// The resume was applied but its status write lost: the job is no
-	// longer suspended and must not be reported so.
+	// The resume's status was written first and its apply lost: the job
+	// is resumed again, and reported RECONCILING while it comes back,
+	// never SUSPENDED.
 	name: "LostResumeWriteIsNotReportedSuspended", mode: v1alpha1.UpgradeModeStateless,
 	trail: strings.Split("reconcile → status wiped → commit: suspend → reconcile → status wiped → reconcile → "+
-		"commit: resume → reconcile, status write lost → reconcile", " → "),
-	want: v1alpha1.ActiveBlue, job: v1alpha1.JobReconciling,
+		"commit: resume → reconcile, crash after the status write → reconcile", " → "),
+	want: v1alpha1.TransitioningToBlue, job: v1alpha1.JobReconciling,
 }, {
 	// Manual promotion with a deletion delay: a promotion requested before
 	// the delay has passed is carried out when it has (it was
@@ -106,12 +107,13 @@ var regressions = []struct {
 		"commit: resume from another savepoint", "reconcile", "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile"),
 	want: v1alpha1.ActiveGreen, job: v1alpha1.JobRunning,
 }, {
-	// A refused delete at the cut-over ends the transition: blue keeps
-	// running, green is suspended (no transition held open).
-	name: "RefusedDeleteAtTheCutOverAborts", mode: v1alpha1.UpgradeModeSavepoint,
+	// A refused delete at the cut-over (recorded first: green is active)
+	// ends the rollout failed: green keeps running, blue is suspended (no
+	// two jobs running, no transition held open).
+	name: "RefusedDeleteAtTheCutOverSuspendsTheOldColour", mode: v1alpha1.UpgradeModeSavepoint,
 	trail: concatSteps(toGreen, "operator acts on the spec of GREEN", "job becomes ready: GREEN", "RBAC forbids deletes (toggle)",
 		"reconcile", "clock past the next deadline", "reconcile", "reconcile"),
-	want: v1alpha1.ActiveBlue, job: v1alpha1.JobFailing,
+	want: v1alpha1.ActiveGreen, job: v1alpha1.JobFailing,
 }}
 
 func concatSteps(prefix []string, more ...string) []string {

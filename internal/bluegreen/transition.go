@@ -164,7 +164,9 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 		how = "deleting, to deploy it again from " + path + ","
 		d.deleteChild(t)
 	} else {
-		d.apply(d.desiredChild(t, path))
+		cs := d.desiredChild(t, path)
+		cs.Revision = d.st.TargetRevision // the revision stamped with this spec
+		d.apply(cs)
 	}
 	d.progressing("Progressing", "waiting for %s to become ready", tc.Name)
 	d.event(false, "TransitionResumed", "%s runs %s, not %s: %s it", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision), how)

@@ -105,10 +105,10 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	}
 	prev := *p.Status.DeepCopy()
 	switch rej := r.lastingFailure(p, in.Now); {
-	case len(dec.Actions) == 0:
-		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
 	case rej != nil:
 		dec, err = r.onRejection(ctx, p, rej)
+	case len(dec.Actions) == 0:
+		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
 	default:
 		dec, err = r.execute(ctx, p, in, dec)
 	}
@@ -285,7 +285,6 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 // decision on that failure (a failed rollout, see bluegreen.Rejection),
 // never in a retry loop; before the deadline a failure is retried.
 func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec bluegreen.Decision) (bluegreen.Decision, error) {
-	from := p.DeepCopy() // the status decided on, before a status that goes first
 	a, err := r.act(ctx, p, in, &dec)
 	key := client.ObjectKeyFromObject(p)
 	if err == nil || a == nil {
@@ -299,10 +298,11 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 		if apierrors.IsConflict(err) {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
-		// Retried until it has failed before, on this state, and the
-		// state's deadline has passed.
-		before := r.lastingFailure(from, in.Now)
-		r.failures.Store(key, failedAction{action: *a, msg: rej.Message, state: stateKey(from)})
+		// Retried until it has failed before, on the state as stored (a
+		// status that went first included), and that state's deadline
+		// has passed.
+		before := r.lastingFailure(p, in.Now)
+		r.failures.Store(key, failedAction{action: *a, msg: rej.Message, state: stateKey(p)})
 		if before == nil {
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
