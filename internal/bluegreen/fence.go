@@ -58,11 +58,15 @@ func Overdue(in Input) string {
 		if passed(in.Now, st.Savepoint.TriggerTimestamp.Add(t.savepointTimeout)) {
 			return fmt.Sprintf("the savepoint timeout (%s)", t.savepointTimeout)
 		}
-	case st.BlueGreenState.Transitioning() && st.AbortTimestamp != nil && st.DeploymentReadyTimestamp == nil:
+	case st.BlueGreenState.Transitioning() && st.DeploymentReadyTimestamp == nil:
 		// (A ready target, waiting for the deletion delay or a
-		// promotion, has no abort deadline.)
-		if passed(in.Now, st.AbortTimestamp.Time) {
+		// promotion, has no deadline.)
+		if st.AbortTimestamp != nil && passed(in.Now, st.AbortTimestamp.Time) {
 			return fmt.Sprintf("the abort deadline (%s)", st.AbortTimestamp.UTC().Format(time.RFC3339))
+		}
+		// A new colour is never started from a savepoint that aged.
+		if sp := st.Savepoint; sp != nil && sp.Path != "" && sp.TriggerTimestamp != nil && passed(in.Now, sp.TriggerTimestamp.Add(t.savepointTimeout)) {
+			return fmt.Sprintf("the savepoint timeout (%s)", t.savepointTimeout)
 		}
 	}
 	return ""

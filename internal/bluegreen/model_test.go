@@ -320,11 +320,30 @@ func (m *model) run(in Input, d Decision, first bool, stop int) error {
 	}
 	if stop < 0 {
 		m.LastFailed = ""
+		if err := m.checkOneJob(&in.Parent.Status); err != nil {
+			return err
+		}
 	}
 	if first || stop == len(d.Actions) {
 		return nil
 	}
 	return m.write(in, d)
+}
+
+// checkOneJob: outside a transition one job runs. A reconcile of an
+// ACTIVE state that leaves the other colour running (not deleted, not
+// suspended) once all its actions are made leaves two jobs running.
+func (m *model) checkOneJob(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	st := &m.P.Status
+	if !st.BlueGreenState.Active() || !prev.BlueGreenState.Active() || st.ActiveDeployment == "" {
+		return nil
+	}
+	c := m.colorOfName(st.ActiveDeployment)
+	a, o := m.C[c], m.C[c.Other()]
+	if a != nil && !a.Deleting && a.Run != "" && o != nil && !o.Deleting && !o.Spec.Suspended() && o.Run != "" {
+		return fmt.Errorf("%s active and %s still running after a reconcile of %s", st.ActiveDeployment, o.Name, prev.BlueGreenState)
+	}
+	return nil
 }
 
 const unavailable = "the server is currently unable to handle the request"

@@ -227,7 +227,7 @@ func (d *decider) aged(snap *Snapshot, deadline *metav1.Time) bool {
 // the fresh one ages too, the rollout fails (the new colour cannot be
 // started in time, whatever holds it up).
 func (d *decider) agedSavepoint(x Color, a *Child, name string) {
-	if name == d.snapshotName(a) {
+	if name != d.freshName(a) {
 		d.refreshSavepoint(x, a, name)
 		return
 	}
@@ -235,13 +235,18 @@ func (d *decider) agedSavepoint(x Color, a *Child, name string) {
 		d.childName(x.Other()), name, d.t.savepointTimeout, v1alpha1.SavepointTimeoutKey))
 }
 
+// freshName is the name of the one fresh savepoint of a's job a rollout
+// of this spec may take after its first aged (see snapshotName): a lost
+// status write asks for the same one again, and one that ages too is not
+// replaced.
+func (d *decider) freshName(a *Child) string { return d.snapshotName(a, "fresh") }
+
 // refreshSavepoint: the savepoint completed, but the new colour would
 // start from it after the savepoint timeout (the controller was down or
 // could not act): the source may no longer hold the records since. A
-// fresh savepoint of X is taken instead, named after the one it replaces
-// so that a lost status write asks for the same one again.
+// fresh savepoint of X is taken instead (freshName).
 func (d *decider) refreshSavepoint(x Color, a *Child, old string) {
-	name := d.snapshotName(a, old)
+	name := d.freshName(a)
 	snap, err := d.snapshotOf(name, a)
 	if err != nil {
 		d.savepointRefused(x, err)

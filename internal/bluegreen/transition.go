@@ -293,12 +293,12 @@ func (d *decider) savepointAged() bool {
 func (d *decider) restartFromFreshSavepoint(t Color) {
 	x := t.Other()
 	a := d.child(x)
-	if a == nil || !a.Ready() || d.spec.Template.Spec.Suspended() {
+	if a == nil || !a.Ready() || d.spec.Template.Spec.Suspended() || d.st.Savepoint.Name == d.freshName(a) {
 		d.abort(kindBlueGreen, t, fmt.Sprintf("savepoint %s is older than %s and %s cannot take a fresh one",
 			d.st.Savepoint.Name, d.t.savepointTimeout, d.childName(x)))
 		return
 	}
-	name := d.snapshotName(a, d.st.Savepoint.Name)
+	name := d.freshName(a)
 	snap, err := d.snapshotOf(name, a)
 	if err != nil {
 		d.savepointRefused(x, err)

@@ -194,7 +194,7 @@ func TestLastingAPIErrorEndsTheRolloutAtItsDeadline(t *testing.T) {
 	startControllerWith(t, ns, f.wrap(env.Config))
 	blueJob := deployBlue(t, ns, "job")
 
-	update(t, ns, "job", 2, "flink:1.20.1", "", withSavepointTimeout("4s"))
+	update(t, ns, "job", 2, "flink:1.20.1", "", withSavepointTimeout("4s"), withAbortGrace("6s"))
 	defer func() {
 		if t.Failed() {
 			p := getFBGD(t, ns, "job")

@@ -93,14 +93,14 @@ func warnings(t testing.TB, ns, name string) []string {
 	return out
 }
 
-// Issue 12, sequence 1: the abort's suspend of green is applied, the
-// status write after it fails, and before the Flink operator acts on the
-// suspend green reports STABLE/RUNNING at its previous generation. The
-// next reconcile must not take green for ready and delete blue.
-func TestLostStatusWriteAfterAbortKeepsBlue(t *testing.T) {
+// Issue 12, sequence 1, in the order of a fenced abort: the abort's
+// status is written first, its suspend of green fails once, and before
+// the next reconcile green reports STABLE/RUNNING at its previous
+// generation. The next reconcile must not take green for ready and
+// delete blue: it suspends green again.
+func TestLostSuspendAfterAbortKeepsBlue(t *testing.T) {
 	ns := newNamespace(t)
-	fault := &statusFault{path: "/namespaces/" + ns + "/flinkbluegreendeployments/job/status",
-		armOn: "/namespaces/" + ns + "/flinkdeployments/job-green"}
+	fault := &statusFault{path: "/namespaces/" + ns + "/flinkdeployments/job-green", armOn: "/namespaces/" + ns + "/flinkdeployments/job-green"}
 	fault.whenFailing = func() { reportStaleReady(t, ns, "job-green") }
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { fault.next = rt; return fault })
@@ -111,19 +111,22 @@ func TestLostStatusWriteAfterAbortKeepsBlue(t *testing.T) {
 	// operator does not act on its spec for a minute.
 	update(t, ns, "job", 2, "flink:1.20.1", `, "bggitops.dev/simulate-observe-delay": "60s"`, withAbortGrace("4s"))
 	eventually(t, ns, "the abort", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobFailing))
-	require.True(t, fault.fired(), "the status write after the abort failed once")
+	eventually(t, ns, "green suspended", func() bool {
+		green, _ := child(ns, "job-green")
+		return nested(green, "spec", "job", "state") == "suspended"
+	})
+	require.True(t, fault.fired(), "the suspend of green failed once")
 	blue, ok := child(ns, "job-blue")
 	require.True(t, ok, "blue exists")
 	assert.Nil(t, blue.GetDeletionTimestamp(), "blue is not being deleted")
 	assert.Equal(t, blueJob, jobID(ns, "job-blue"))
-	green, _ := child(ns, "job-green")
-	assert.Equal(t, "suspended", nested(green, "spec", "job", "state"))
 	assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "aborted")
 }
 
-// statusFault fails the first status write of a parent that follows a
-// suspend of its green child, and runs whenFailing before answering, in
-// place of what the world does between two reconciles.
+// statusFault fails the first write to path once a suspend of the green
+// child has been sent (the suspend itself when path is green's), and
+// runs whenFailing before answering, in place of what the world does
+// between two reconciles.
 type statusFault struct {
 	next        http.RoundTripper
 	path, armOn string
