@@ -70,7 +70,7 @@ var plantedBugs = []plantedBug{
 		"if a.Type == DeleteChild || a.Type == ApplyChild {",
 		"if a.Type == DeleteChild {"},
 	{"an error that lasts past the abort deadline retried for ever", "fence.go",
-		"if passed(in.Now, st.AbortTimestamp.Time) {",
+		"if st.AbortTimestamp != nil && passed(in.Now, st.AbortTimestamp.Time) {",
 		"if false {"},
 	{"a new colour started from a savepoint older than the savepoint timeout", "savepoint.go",
 		"if b == nil && diff.Type == DiffTransition && d.aged(snap, deadline) {",
