@@ -47,18 +47,28 @@ func newHolding(match func(r *http.Request, body []byte) bool) *holding {
 	return &holding{match: match, caught: make(chan struct{}), gate: make(chan struct{})}
 }
 
-func (h *holding) wrap(cfg *rest.Config) *rest.Config {
+func (h *holding) wrap(cfg *rest.Config) *rest.Config { return wrapped(cfg, &h.next, h) }
+
+// wrapped is cfg with rt in front of its transport, which rt sends to
+// through *next.
+func wrapped(cfg *rest.Config, next *http.RoundTripper, rt http.RoundTripper) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { h.next = rt; return h })
+	cfg.Wrap(func(t http.RoundTripper) http.RoundTripper { *next = t; return rt })
 	return cfg
 }
 
-func (h *holding) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
-	if r.Body != nil {
-		body, _ = io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
+// peekBody reads r's body and leaves it in place for the transport.
+func peekBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
 	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body
+}
+
+func (h *holding) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := peekBody(r)
 	h.mu.Lock()
 	if !h.armed && h.match(r, body) {
 		h.armed = true
@@ -150,18 +160,10 @@ type refusing struct {
 	count int
 }
 
-func (f *refusing) wrap(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { f.next = rt; return f })
-	return cfg
-}
+func (f *refusing) wrap(cfg *rest.Config) *rest.Config { return wrapped(cfg, &f.next, f) }
 
 func (f *refusing) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body []byte
-	if r.Body != nil {
-		body, _ = io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-	}
+	body := peekBody(r)
 	if !f.match(r, body) {
 		return f.next.RoundTrip(r)
 	}
