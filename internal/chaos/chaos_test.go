@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // shortSeed is the seed of the variant in make test. Its schedule holds
 // every kind of commit and most kinds of fault; change it only for one
 // that does too.
-const shortSeed = 20260922
+const shortSeed = 20310288
 
 // TestShortSoak is the 3-5 minute variant of make chaos: the whole system
 // as processes under ShortPace faults for 150 s with a fixed seed; no

@@ -248,7 +248,11 @@ func (e *env) stop() error {
 			errs = append(errs, s.stop(stopTimeout))
 		}
 	}
-	for _, l := range []*link{e.giteaLink, e.gitLink, e.receiverLink} {
+	links := []*link{e.giteaLink, e.gitLink, e.receiverLink}
+	for _, r := range e.replicas {
+		links = append(links, r.api)
+	}
+	for _, l := range links {
 		if l != nil {
 			l.Close()
 		}

@@ -44,6 +44,8 @@ const (
 	faultDeleteChild     = "delete-child"
 	faultDeleteSnapshot  = "delete-snapshot"
 	faultWipeStatus      = "wipe-status"
+	faultHoldAPI         = "hold-api-requests"
+	faultAPIErrors       = "api-errors"
 )
 
 // faultKinds are the relative odds of each fault and how long it holds
@@ -65,6 +67,12 @@ var faultKinds = []struct {
 	{faultDeleteChild, 15, span{}},
 	{faultDeleteSnapshot, 10, span{}},
 	{faultWipeStatus, 10, span{}},
+	// One replica's requests to the API server held past the lease (15 s)
+	// and delivered late.
+	{faultHoldAPI, 25, span{5 * time.Second, 40 * time.Second}},
+	// Every write of a FlinkDeployment or FlinkStateSnapshot fails with
+	// 500 (an admission webhook that is down), longer than the timers.
+	{faultAPIErrors, 15, span{30 * time.Second, 100 * time.Second}},
 }
 
 // FaultKinds lists every kind of fault, in the order of the report.
@@ -123,7 +131,7 @@ func draw(rnd *rand.Rand, s span) time.Duration {
 func (f *Fault) String() string {
 	s := f.Kind
 	switch f.Kind {
-	case faultKillController, faultPauseController:
+	case faultKillController, faultPauseController, faultHoldAPI:
 		s += " " + f.Role
 	case faultRestartAPI:
 		s += " SIG" + f.Signal

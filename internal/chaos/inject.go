@@ -45,6 +45,10 @@ func (n *nemesis) inject(ctx context.Context, f *Fault) error {
 		return n.deleteSnapshot(ctx, f.Pick)
 	case faultWipeStatus:
 		return n.wipeStatus(ctx, f.Pick)
+	case faultHoldAPI:
+		return n.holdAPI(ctx, f)
+	case faultAPIErrors:
+		return n.apiErrors(ctx, f.Hold)
 	}
 	return fmt.Errorf("unknown fault %q", f.Kind)
 }
@@ -133,6 +137,21 @@ func (n *nemesis) stopGitea(ctx context.Context, hold time.Duration) error {
 		sleep(ctx, 2*time.Second)
 	}
 	return ctx.Err()
+}
+
+// holdAPI holds every request of one replica to the API server, and the
+// answers, for f.Hold, then delivers them.
+func (n *nemesis) holdAPI(ctx context.Context, f *Fault) error {
+	r := n.waitReplica(ctx, f.Role)
+	if r == nil {
+		return fmt.Errorf("no %s to hold", f.Role)
+	}
+	n.tl.logf(global, "holding %s's API requests (%s) for %s", r.name, f.Role, f.Hold)
+	r.api.Hold()
+	sleep(ctx, f.Hold)
+	n.tl.logf(global, "delivering %s's held API requests", r.name)
+	r.api.Release()
+	return nil
 }
 
 func (n *nemesis) slow(ctx context.Context, l *link, f *Fault) error {

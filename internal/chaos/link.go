@@ -14,15 +14,17 @@ import (
 )
 
 // link is a TCP proxy on 127.0.0.1 between the controllers and a server
-// (Gitea, the git server) or between Gitea and the controllers' webhook
-// receivers: the nemesis slows it down, and for the receivers it is the
+// (Gitea, the git server, or one replica's own link to the API server) or
+// between Gitea and the controllers' webhook receivers: the nemesis slows
+// it down or holds what it carries, and for the receivers it is the
 // Service that picks a replica that accepts.
 type link struct {
 	name      string
 	ln        net.Listener
 	upstreams func() []string
-	latency   atomic.Int64 // added before each write, in nanoseconds
-	down      atomic.Bool  // refuses every connection
+	latency   atomic.Int64                  // added before each write, in nanoseconds
+	down      atomic.Bool                   // refuses every connection
+	held      atomic.Pointer[chan struct{}] // closed when a hold ends
 
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
@@ -58,6 +60,21 @@ func (l *link) SetDown(down bool) {
 	defer l.mu.Unlock()
 	for c := range l.conns {
 		c.Close()
+	}
+}
+
+// Hold keeps every byte the link reads, both ways, until Release: a
+// request sent meanwhile reaches the server late, and its answer the
+// client later still (a partition, a request stuck in the network).
+func (l *link) Hold() {
+	ch := make(chan struct{})
+	l.held.Store(&ch)
+}
+
+// Release delivers what Hold kept, in order.
+func (l *link) Release() {
+	if ch := l.held.Swap(nil); ch != nil {
+		close(*ch)
 	}
 }
 
@@ -105,8 +122,9 @@ func (l *link) dial() net.Conn {
 	return nil
 }
 
-// copy passes what src sends to dst, each read delayed by the latency, and
-// half-closes dst when src ends (HTTP clients wait for the answer).
+// copy passes what src sends to dst, each read delayed by the latency and
+// kept while the link is held, and half-closes dst when src ends (HTTP
+// clients wait for the answer).
 func (l *link) copy(dst, src net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -114,6 +132,9 @@ func (l *link) copy(dst, src net.Conn) {
 		if n > 0 {
 			if d := time.Duration(l.latency.Load()); d > 0 {
 				time.Sleep(d)
+			}
+			if ch := l.held.Load(); ch != nil {
+				<-*ch
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				break
@@ -153,6 +174,7 @@ func (l *link) untrack(cs ...net.Conn) {
 
 // Close stops accepting, closes every connection and waits for the pipes.
 func (l *link) Close() {
+	l.Release()
 	l.mu.Lock()
 	l.closed = true
 	for c := range l.conns {

@@ -56,6 +56,8 @@ var recovery = map[string]time.Duration{
 	faultDeleteChild:     45 * time.Second, // the rollout may start over
 	faultDeleteSnapshot:  30 * time.Second,
 	faultWipeStatus:      45 * time.Second,
+	faultHoldAPI:         45 * time.Second, // the held replica loses the lease, restarts
+	faultAPIErrors:       45 * time.Second, // the rollout the errors ended starts again
 }
 
 func newNemesis(e *env, tl *timeline) *nemesis {

@@ -13,12 +13,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/internal/testenv"
@@ -28,11 +30,13 @@ import (
 // leaseNamespace holds the controllers' leader election Lease.
 const leaseNamespace = "bg-gitops-system"
 
-// replica is one `bg-gitops controller` process.
+// replica is one `bg-gitops controller` process. It reaches the API
+// server through a link of its own, which the nemesis holds.
 type replica struct {
 	*supervised
 	name                        string
 	metrics, probe, receiverURL string
+	api                         *link
 }
 
 func (e *env) startReplicas(ctx context.Context) error {
@@ -60,8 +64,12 @@ func (e *env) startReplica(i int) (*replica, error) {
 		addrs[k] = fmt.Sprintf("127.0.0.1:%d", port)
 	}
 	r := &replica{name: fmt.Sprintf("controller-%d", i), metrics: addrs[0], probe: addrs[1], receiverURL: addrs[2]}
+	kubeconfig, err := e.linkKubeconfig(r)
+	if err != nil {
+		return nil, err
+	}
 	path, args, env := e.bgGitops()
-	args = append(args, "controller", "--kubeconfig", e.plane.Kubeconfig,
+	args = append(args, "controller", "--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", leaseNamespace,
 		"--metrics-bind-address", r.metrics, "--health-probe-bind-address", r.probe,
 		"--receiver-bind-address", r.receiverURL,
@@ -71,6 +79,7 @@ func (e *env) startReplica(i int) (*replica, error) {
 	p, err := process.Start(process.Spec{Name: r.name, Path: path, Args: args, Env: env,
 		Log: filepath.Join(e.dir, r.name+".log")})
 	if err != nil {
+		r.api.Close()
 		return nil, err
 	}
 	restart := func(context.Context) error {
@@ -81,6 +90,27 @@ func (e *env) startReplica(i int) (*replica, error) {
 	}
 	r.supervised = newSupervised(r.name, p, restart, e.tl)
 	return r, nil
+}
+
+// linkKubeconfig starts r's link to the API server and writes a
+// kubeconfig that goes through it.
+func (e *env) linkKubeconfig(r *replica) (string, error) {
+	api, err := url.Parse(e.plane.Config.Host)
+	if err != nil {
+		return "", err
+	}
+	if r.api, err = newLink(r.name+"-api", fixed(api.Host)); err != nil {
+		return "", err
+	}
+	kc, err := clientcmd.LoadFromFile(e.plane.Kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range kc.Clusters {
+		c.Server = "https://" + r.api.ln.Addr().String()
+	}
+	path := filepath.Join(e.dir, r.name+".kubeconfig")
+	return path, clientcmd.WriteToFile(*kc, path)
 }
 
 // bgGitops is how to run bg-gitops: Options.BGGitops, or this executable
