@@ -85,12 +85,13 @@ func TestLastingErrorEndsTheRolloutOnceItsDeadlinePassed(t *testing.T) {
 	assert.Nil(t, m.C[Green], "green never started")
 }
 
-func TestLastingErrorEndsATransitionAtTheAbortDeadline(t *testing.T) {
+func TestLastingErrorEndsARestartedTransitionWithinItsTimers(t *testing.T) {
 	m := newModel(v1alpha1.UpgradeModeSavepoint, false)
 	scripted(t, m, toGreen)
-	// A commit restarts green; every request fails from then on.
+	// A commit restarts green from a fresh savepoint of blue; every request
+	// fails from then on.
 	scripted(t, m, []string{"commit: new image", "API errors that last (toggle)", "reconcile"})
-	for i := 0; i < 20 && m.P.Status.BlueGreenState.Transitioning(); i++ {
+	for i := 0; i < 20 && (m.P.Status.BlueGreenState.Transitioning() || m.P.Status.BlueGreenState.Savepointing()); i++ {
 		scripted(t, m, []string{"clock past the next deadline", "reconcile"})
 	}
 	assert.Equal(t, v1alpha1.ActiveBlue, m.P.Status.BlueGreenState, m.describe())

@@ -202,24 +202,25 @@ func TestHistoryOfASuspendedFirstCommit(t *testing.T) {
 }
 
 // A commit during a transition supersedes its rollout: the entry ends,
-// and the new revision's goes on with the same children and savepoint.
+// and the new revision's begins with a fresh savepoint of the old colour.
 func TestHistoryOfASpecChangedDuringATransition(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
 	path := startTransition(w, v1alpha1.UpgradeModeSavepoint)
 	newImage(w, "flink:1.20.2", r3)
 	w.step()
 	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oAborted},
-		entry{kBlueGreen, r3, blue, green, path, path, oRunning})
+		entry{kBlueGreen, r3, blue, green, "", "", oRunning})
 	h := w.status().History
-	if !strings.Contains(h[1].Reason, "superseded by "+r3) || h[2].SavepointName != h[1].SavepointName {
+	if !strings.Contains(h[1].Reason, "superseded by "+r3) || h[2].SavepointName == h[1].SavepointName || h[2].SavepointName == "" {
 		w.fatalf("superseded: %+v", h)
 	}
+	fresh := w.completeSnapshot()
 	w.gone()
-	w.step() // green is deleted and created again from the savepoint
+	w.step() // green is created again from the fresh savepoint
 	w.ready(Green)
 	w.step()
 	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oAborted},
-		entry{kBlueGreen, r3, blue, green, path, path, oOK})
+		entry{kBlueGreen, r3, blue, green, fresh, fresh, oOK})
 }
 
 // A request the API server refuses ends the rollout as Failed, with an

@@ -117,6 +117,8 @@ type mRun struct {
 type mSnap struct {
 	Job, State, Path string
 	At               time.Time // when it was asked for
+	// Started is the image of the first new colour created from it.
+	Started string
 }
 
 // Model timers: sub-second deletion delay, as in FLIP-503's own tests.
@@ -587,7 +589,9 @@ func (m *model) applyChild(cs *ChildSpec) error {
 
 // checkSavepointAge: a new colour never starts from a savepoint asked for
 // longer ago than the savepoint timeout (and the rounding of deadlines to
-// the second): the source may no longer hold the records since.
+// the second): the source may no longer hold the records since. Nor is it
+// restarted for a later commit from the savepoint it first started from
+// while the old colour runs: that one takes a fresh savepoint.
 //
 // It is judged when the decision is taken (decidedAt): a request held in
 // the network after it lands when it lands.
@@ -597,11 +601,29 @@ func (m *model) checkSavepointAge(cs *ChildSpec) error {
 		at = m.decidedAt
 	}
 	name, ok := strings.CutPrefix(cs.Spec.Job.InitialSavepointPath, "/sp/")
-	if s := m.Snaps[name]; ok && s != nil && at.Sub(s.At) > mSpTime+2*mRound {
+	s := m.Snaps[name]
+	if !ok || s == nil || cs.Spec.Suspended() {
+		return nil
+	}
+	if at.Sub(s.At) > mSpTime+2*mRound {
 		return fmt.Errorf("%s started from savepoint %s, asked for at %s, decided at %s: older than the savepoint timeout (%s)",
 			cs.Name, name, m.since(s.At), m.since(at), mSpTime)
 	}
+	if s.Started != "" && s.Started != cs.Spec.Image && m.oldColourRuns(cs.Color) {
+		return fmt.Errorf("%s restarted for %s from savepoint %s, which started it for %s, while %s could take a fresh one",
+			cs.Name, cs.Spec.Image, name, s.Started, m.C[cs.Color.Other()].Name)
+	}
+	if s.Started == "" {
+		s.Started = cs.Spec.Image
+	}
 	return nil
+}
+
+// oldColourRuns reports that the colour other than c runs, ready to take
+// a savepoint.
+func (m *model) oldColourRuns(c Color) bool {
+	o := m.C[c.Other()]
+	return o != nil && m.ready(o)
 }
 
 // checkSuspend: the job holding the latest state is suspended only when

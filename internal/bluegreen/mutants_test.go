@@ -893,11 +893,14 @@ func TestChangeDuringATransitionRestartsTheNewColour(t *testing.T) {
 	newImage(w, "flink:1.20.2", "main@sha1:r3")
 	d := w.step()
 	w.expectDelete(d, "orders-green")
-	if m := eventMessage(d, "TransitionUpdated"); !strings.Contains(m, "restarting orders-green with main@sha1:r3") {
+	if m := eventMessage(d, "TransitionRestarted"); !strings.Contains(m, "orders-green is deleted and starts again for main@sha1:r3 from a fresh savepoint") {
 		w.fatalf("event %q", m)
 	}
-	w.expectTime("abortTimestamp", w.status().AbortTimestamp, w.now.Add(10*time.Minute))
-	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, ReasonProgressing, "waiting for orders-green to become ready")
+	if w.status().AbortTimestamp != nil {
+		w.fatalf("abortTimestamp %v kept while a fresh savepoint is taken", w.status().AbortTimestamp)
+	}
+	w.expectTime("savepoint triggered", w.status().Savepoint.TriggerTimestamp, w.now)
+	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "Savepointing", "taking savepoint "+w.status().Savepoint.Name+" of orders-blue")
 	w.expectRequeue(d, 15*time.Second)
 
 	// A ready new colour changed mid-way is ready no longer.

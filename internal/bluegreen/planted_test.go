@@ -81,6 +81,9 @@ var plantedBugs = []plantedBug{
 	{"a recorded re-spec of the new colour whose request was lost is never made", "transition.go",
 		"if d.changedDuringTransition(kind, t, tc, oc) || d.targetBehind(kind, t, tc, oc) {",
 		"if d.changedDuringTransition(kind, t, tc, oc) {"},
+	{"a commit during a stateful transition restarts the new colour from the first commit's savepoint", "transition.go",
+		"if d.restartsFromOldColour(kind, path, oc) {",
+		"if false {"},
 }
 
 // TestPlantedBugsAreCaughtByTheExplorer is the gate: every planted bug

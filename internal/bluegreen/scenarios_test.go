@@ -345,29 +345,48 @@ func TestAbortResetsReadyTimestamp(t *testing.T) {
 	}
 }
 
-func TestSpecChangeDuringTransition(t *testing.T) {
+// A commit during a stateful transition restarts the new colour from a
+// fresh savepoint of the old colour, which still runs and holds the
+// state: green is deleted, blue savepointed again, and green deployed
+// from the new savepoint once it is gone, its timers counted from then.
+func TestSpecChangeDuringTransitionRestartsFromAFreshSavepoint(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
-	sp := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	first := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.advance(3 * time.Minute)
 	newImage(w, "flink:1.20.2", "main@sha1:r3")
-	// The Flink operator would not read a new initialSavepointPath of a
-	// deployed child: green is deleted and deployed again from the savepoint.
 	d := w.step()
-	if len(d.Actions) != 1 || d.Actions[0].Type != DeleteChild || d.Actions[0].ChildName != "orders-green" {
-		w.fatalf("green not restarted: %s", describeActions(d.Actions))
+	w.expectState(sSpBlue, jReconciling)
+	if len(d.Actions) != 2 || d.Actions[0].Type != DeleteChild || d.Actions[0].ChildName != "orders-green" ||
+		d.Actions[1].Type != CreateSnapshot || d.Actions[1].Snapshot.JobName != "orders-blue" {
+		w.fatalf("want green deleted and a fresh savepoint of blue, got %s", describeActions(d.Actions))
 	}
 	if w.status().LastReconciledSpec != w.specJSON() || w.status().TargetRevision != "main@sha1:r3" {
 		w.fatalf("lastReconciledSpec/targetRevision not updated")
 	}
+	fresh := w.completeSnapshot()
+	if fresh == first {
+		w.fatalf("the savepoint was not taken again")
+	}
+	w.step()
+	w.expectState(sSpBlue, jReconciling) // green is still being deleted
 	w.gone()
 	w.step()
-	if w.children[Green] == nil || w.children[Green].Spec.Image != "flink:1.20.2" || w.children[Green].Spec.Job.InitialSavepointPath != sp {
-		w.fatalf("green not deployed again from the savepoint: %v", w.childNames())
+	w.expectState(sToGreen, jReconciling)
+	if w.children[Green] == nil || w.children[Green].Spec.Image != "flink:1.20.2" || w.children[Green].Spec.Job.InitialSavepointPath != fresh {
+		w.fatalf("green not deployed again from the fresh savepoint: %v", w.childNames())
+	}
+	if got := w.status().AbortTimestamp; got == nil || !got.Time.After(w.now.Add(9*time.Minute)) {
+		w.fatalf("the abort deadline %v does not count from the restart", got)
 	}
 	w.ready(Green)
 	w.step()
 	w.expectState(sActiveGreen, jRunning)
 	if w.status().ActiveRevision != "main@sha1:r3" {
 		w.fatalf("activeRevision %q", w.status().ActiveRevision)
+	}
+	h := w.status().History
+	if prev := h[len(h)-2]; prev.Revision != "main@sha1:r2" || prev.Outcome != v1alpha1.RolloutAborted || !strings.Contains(prev.Reason, "superseded by main@sha1:r3") {
+		w.fatalf("the superseded rollout is recorded as %+v", prev)
 	}
 }
 

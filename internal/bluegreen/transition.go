@@ -100,6 +100,10 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	if !ok {
 		return false
 	}
+	if d.restartsFromOldColour(kind, path, oc) {
+		d.restartFromNewSavepoint(t, tc, oc)
+		return true
+	}
 	how := "re-applying"
 	d.supersede(path)
 	if d.restartsFromSavepoint(kind, path) {
@@ -172,6 +176,37 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 	d.event(false, "TransitionResumed", "%s runs %s, not %s: %s it", tc.Name, revOr(tc.Revision), revOr(d.st.TargetRevision), how)
 	d.requeue(d.t.interval)
 	return true
+}
+
+// restartsFromOldColour reports a commit during a stateful blue/green
+// transition whose new colour would restart from the savepoint the
+// transition took: the old colour, which still holds the state and runs,
+// takes a fresh one instead, so that the new colour starts from the state
+// as it is now, not as it was when the first commit arrived (a stream of
+// commits would keep it ageing).
+func (d *decider) restartsFromOldColour(kind transitionKind, path string, oc *Child) bool {
+	return kind == kindBlueGreen && d.restartsFromSavepoint(kind, path) && d.st.Savepoint != nil &&
+		path == d.st.Savepoint.Path && oc != nil && oc.Ready() && !d.spec.Template.Spec.Suspended()
+}
+
+// restartFromNewSavepoint supersedes the rollout under way: T is deleted
+// and the rollout of the new revision begins again from SAVEPOINTING_X,
+// its timers counted from now; T starts from the new savepoint once it is
+// gone (savepointDone waits for the name to be free).
+func (d *decider) restartFromNewSavepoint(t Color, tc, oc *Child) {
+	x := t.Other()
+	name := d.snapshotName(oc)
+	if _, err := d.snapshotOf(name, oc); err != nil {
+		d.deleteChild(t)
+		d.savepointRefused(x, err)
+		return
+	}
+	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout; "+
+		tc.Name+" starts again from a fresh savepoint of "+oc.Name)
+	d.deleteChild(t)
+	d.startSavepoint(x, oc)
+	d.event(false, "TransitionRestarted", "spec changed during the transition: %s is deleted and starts again for %s from a fresh savepoint %s of %s",
+		tc.Name, revOr(d.revision()), name, oc.Name)
 }
 
 // ownPath is the initialSavepointPath c was applied with.
@@ -251,7 +286,7 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 		d.active(t)
 		return
 	}
-	if tc == nil && kind == kindBlueGreen && d.savepointAged() {
+	if tc == nil && kind == kindBlueGreen && (d.savepointAged() || d.savepointBeforeSpec(t)) {
 		d.restartFromFreshSavepoint(t)
 		return
 	}
@@ -285,8 +320,18 @@ func (d *decider) savepointAged() bool {
 		!d.now.Before(sp.TriggerTimestamp.Add(d.t.savepointTimeout))
 }
 
+// savepointBeforeSpec reports a savepoint the old colour's job did not
+// take for the spec as it is now (its name is a function of both; see
+// snapshotName): a commit restarted T while the old colour could not take
+// a fresh one (it was not ready).
+func (d *decider) savepointBeforeSpec(t Color) bool {
+	sp, a := d.st.Savepoint, d.child(t.Other())
+	return d.stateful() && sp != nil && sp.Path != "" && a != nil && a.Ready() &&
+		sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
+}
+
 // restartFromFreshSavepoint: T is gone and is to start again, but its
-// savepoint has aged. A fresh savepoint of the old colour, which still
+// savepoint has aged or predates the spec. A fresh savepoint of the old colour, which still
 // holds the state, is taken (SAVEPOINTING again), and T starts from it,
 // its grace period counted from then. An old colour that cannot take one
 // (not ready) ends the transition, kept running.
