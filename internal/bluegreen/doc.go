@@ -13,7 +13,10 @@ Licensed under the Apache License, Version 2.0.
 //     rollout windows, revisions and conditions). It maps the observed
 //     world (parent, children, snapshot, rollout window, clock) to the next
 //     status and the actions that lead there, status.history (one entry
-//     per rollout, history.go) and the active job's state included.
+//     per rollout, history.go) and the active job's state included. A
+//     new colour never starts from a savepoint older than the savepoint
+//     timeout, and a commit during a stateful transition restarts it from
+//     a fresh savepoint of the old colour, which still holds the state.
 //   - Plan (on top of Classify): which rollout a spec change gets from an
 //     active colour, shared by the controller and `bg-gitops diff`.
 //   - WindowState and ParseFlinkDuration: the parsers of user input that
