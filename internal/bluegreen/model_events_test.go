@@ -56,8 +56,9 @@ var controllerEvents = []mEvent{
 	// A second replica: a decision taken from one status whose requests
 	// land later (a paused or partitioned ex-leader, a request held in
 	// the network), before or after its status that goes first.
-	{"a replica decides, then stalls", func(m *model) (bool, error) { return m.stall(false) }},
-	{"a replica writes its status, then stalls", func(m *model) (bool, error) { return m.stall(true) }},
+	{"a replica decides, then stalls", func(m *model) (bool, error) { return m.stall(false, 0) }},
+	{"a replica writes its status, then stalls", func(m *model) (bool, error) { return m.stall(true, 0) }},
+	{"a replica whose clock runs ahead writes its status, then stalls", func(m *model) (bool, error) { return m.stall(true, mSkew) }},
 	{"the stalled replica's requests land", (*model).release},
 	{"API errors that last (toggle)", func(m *model) (bool, error) { m.Failing = !m.Failing; return true, nil }},
 }
@@ -66,7 +67,8 @@ var controllerEvents = []mEvent{
 // TestExploreTheSystem adds to the search.
 var systemEvents = map[string]bool{
 	"a replica decides, then stalls": true, "a replica writes its status, then stalls": true,
-	"the stalled replica's requests land": true, "API errors that last (toggle)": true,
+	"a replica whose clock runs ahead writes its status, then stalls": true,
+	"the stalled replica's requests land":                             true, "API errors that last (toggle)": true,
 }
 
 func perChild(name string, f func(m *model, x *mChild) bool) []mEvent {

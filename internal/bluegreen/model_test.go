@@ -127,6 +127,9 @@ const (
 	mInterval = time.Second
 	mDelay    = 500 * time.Millisecond
 	mSpTime   = 5 * time.Second
+	// mSkew is how far ahead of the model's clock a second replica's may
+	// run (NTP keeps nodes within tens of milliseconds; this is far more).
+	mSkew = 500 * time.Millisecond
 	// mRound is how much later than its nominal bound a timer may fire:
 	// deadlines are rounded up to the whole second the API server keeps.
 	mRound = time.Second
@@ -442,11 +445,12 @@ type mHeld struct {
 
 // stall: a replica decides, and stalls before (intent false) or after
 // (intent true) writing a status that goes first.
-func (m *model) stall(intent bool) (bool, error) {
+func (m *model) stall(intent bool, skew time.Duration) (bool, error) {
 	if m.Held != nil {
 		return false, nil
 	}
 	in := m.input()
+	in.Now = in.Now.Add(skew)
 	d, err := Decide(in)
 	if err != nil {
 		return true, fmt.Errorf("Decide: %v", err)

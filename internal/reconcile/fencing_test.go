@@ -270,3 +270,56 @@ func TestLateStatusWriteOfAStalledReplicaIsRefused(t *testing.T) {
 	})
 	assert.Equal(t, revision(2), getFBGD(t, ns, "job").Status.ActiveRevision)
 }
+
+// A replica that decided the cut-over to green (ACTIVE_GREEN, delete blue)
+// and stalled cannot, when its requests land, delete blue after a second
+// replica restarted green for a newer commit: its status write conflicts,
+// so it deletes nothing. Green starts again from a fresh savepoint of
+// blue, whose job runs until green does. Without the fence both colours
+// ended up deleted: A's late delete of blue and B's restart of green.
+func TestStalledCutOverCannotDeleteTheJobARestartKeeps(t *testing.T) {
+	ns := newNamespace(t)
+	parentStatus := "/namespaces/" + ns + "/flinkbluegreendeployments/job/status"
+	blueObject := "/namespaces/" + ns + "/flinkdeployments/job-blue"
+	a := newHolding(func(r *http.Request, body []byte) bool {
+		return r.Method == http.MethodDelete && strings.HasSuffix(r.URL.Path, blueObject) ||
+			r.Method == http.MethodPatch && strings.HasSuffix(r.URL.Path, parentStatus) && bytes.Contains(body, []byte(v1alpha1.ActiveGreen))
+	})
+	startControllerWith(t, ns, a.wrap(env.Config))
+	blueJob := deployBlue(t, ns, "job")
+
+	update(t, ns, "job", 2, "flink:1.20.1", "", func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "2s"
+	})
+	select {
+	case <-a.caught:
+	case <-time.After(waitFor):
+		t.Fatal("replica A never decided the cut-over")
+	}
+	first := getFBGD(t, ns, "job").Status.Savepoint.Path
+	update(t, ns, "job", 3, "flink:1.20.2", "", func(p *v1alpha1.FlinkBlueGreenDeployment) {
+		p.Spec.Configuration[v1alpha1.DeploymentDeletionDelayKey] = "2s"
+	})
+	startController(t, ns) // replica B
+	eventually(t, ns, "B's restart of green", func() bool {
+		return getFBGD(t, ns, "job").Status.TargetRevision == revision(3)
+	})
+	a.release()
+	eventually(t, ns, "A's write to land", func() bool { return a.firstCode() != 0 })
+	assert.Equal(t, http.StatusConflict, a.firstCode(), "A's late status write is refused")
+
+	eventually(t, ns, "the rollout of the newer commit", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
+	p := getFBGD(t, ns, "job")
+	assert.Equal(t, revision(3), p.Status.ActiveRevision)
+	green, ok := sim.Lineage().Job(jobID(ns, "job-green"))
+	require.True(t, ok)
+	sp, ok := sim.Lineage().Savepoint(green.RestoredFrom)
+	require.True(t, ok, "green restored from a savepoint, not %q", green.RestoredFrom)
+	assert.Equal(t, blueJob, sp.JobID, "a savepoint of the blue job that ran throughout")
+	assert.NotEqual(t, first, green.RestoredFrom, "a fresh savepoint, not the one of the superseded commit")
+	blue, ok := sim.Lineage().Job(blueJob)
+	require.True(t, ok)
+	if blue.Stopped {
+		assert.False(t, blue.StoppedAt.Before(green.StartedAt), "blue's job stopped at %s, before green's started at %s", blue.StoppedAt, green.StartedAt)
+	}
+}

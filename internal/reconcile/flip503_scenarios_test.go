@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
+	"time"
 	"context"
 	"testing"
 
@@ -150,20 +151,32 @@ func TestSpecChangeDuringTransitionIsCarriedToTheNewColour(t *testing.T) {
 	eventually(t, ns, "transitioning", func() bool {
 		return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.TransitioningToGreen
 	})
+	first := getFBGD(t, ns, "job").Status.Savepoint.Path
+	committed := time.Now()
 	update(t, ns, "job", 3, "flink:1.20.2", "")
 	eventually(t, ns, "ACTIVE_GREEN", state(t, ns, "job", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
 	green, _ := child(ns, "job-green")
 	assert.Equal(t, "flink:1.20.2", nested(green, "spec", "image"))
 	assert.Equal(t, revision(3), getFBGD(t, ns, "job").Status.ActiveRevision)
 	assert.Contains(t, getFBGD(t, ns, "job").Status.LastReconciledSpec, "flink:1.20.2")
-	// The re-specced green is deployed anew from blue's savepoint (the
-	// Flink operator reads initialSavepointPath only on a first deployment).
+	// The re-specced green is deployed anew from a fresh savepoint of
+	// blue's job, taken after the commit (the Flink operator reads
+	// initialSavepointPath only on a first deployment, and the first
+	// savepoint ages while commits arrive).
 	restored, ok := sim.Lineage().Job(jobID(ns, "job-green"))
 	require.True(t, ok)
 	sp, ok := sim.Lineage().Savepoint(restored.RestoredFrom)
 	require.True(t, ok, "green's job restored from a savepoint, not %q", restored.RestoredFrom)
 	assert.Equal(t, blueJob, sp.JobID, "a savepoint of blue's job")
 	assert.Equal(t, sp.Offset, restored.StartOffset, "carrying its offset")
+	assert.NotEqual(t, first, restored.RestoredFrom, "not the savepoint taken for the superseded commit")
+	assert.True(t, sp.At.After(committed), "the savepoint was taken after the commit")
+	h := getFBGD(t, ns, "job").Status.History
+	require.GreaterOrEqual(t, len(h), 2)
+	superseded := h[len(h)-2]
+	assert.Equal(t, revision(2), superseded.Revision)
+	assert.Equal(t, v1alpha1.RolloutAborted, superseded.Outcome)
+	assert.Contains(t, superseded.Reason, "superseded by "+revision(3))
 }
 
 // §4.11 verifyFailureBeforeFirstDeployment
