@@ -72,37 +72,39 @@ func TestRolloutBoundDoesNotOverflow(t *testing.T) {
 	}
 }
 
-// A commit during a stateful transition restarts the target from the
-// savepoint (delete, then create once gone). When the status write of
-// that decision is lost, the target is re-created by targetMissing with
-// the new commit's spec while history still names the old revision; the
-// next decision then sees the spec "changed" again and restarts the
-// target a second time. History must name the revision rolled out, and
-// no revision may supersede itself.
+// A commit during a stateful transition deletes the target and takes a
+// fresh savepoint of the old colour. When the status write of that
+// decision is lost, the target is found missing on the status of the old
+// revision; the restart must still roll out the new commit from a fresh
+// savepoint, history must name that revision, and no revision may
+// supersede itself.
 func TestHistoryOfASpecChangedDuringATransitionWhoseStatusWriteIsLost(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
-	path := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	first := startTransition(w, v1alpha1.UpgradeModeSavepoint)
 	newImage(w, "flink:1.20.2", r3)
 	w.dropNext = true
-	w.step() // deletes green; the status write is lost
+	w.step() // deletes green, asks for a fresh savepoint; the status write is lost
 	w.gone()
-	w.step() // green missing: re-created
-	if g := w.mustChild(Green); g.Revision == r3 {
-		if r := w.newest(); r.Revision != r3 {
-			w.fatalf("green re-created with %s, history says %s: %+v", r3, r.Revision, w.status().History)
-		}
+	w.step() // green missing on the old status: a fresh savepoint again
+	w.expectState(sSpBlue, jReconciling)
+	if r := w.newest(); r.Revision != r3 || r.Outcome != v1alpha1.RolloutInProgress {
+		w.fatalf("the restart is not the rollout of %s: %+v", r3, w.status().History)
 	}
+	fresh := w.completeSnapshot()
 	w.step()
-	w.gone()
-	w.step()
+	g := w.mustChild(Green)
+	if g.Revision != r3 || g.Spec.Job.InitialSavepointPath != fresh || fresh == first {
+		w.fatalf("green restarted with %s from %q, want %s from the fresh savepoint %q (first %q)",
+			g.Revision, g.Spec.Job.InitialSavepointPath, r3, fresh, first)
+	}
 	w.ready(Green)
 	w.step()
 	w.gone()
 	w.step()
+	w.expectState(sActiveGreen, jRunning)
 	for _, r := range w.status().History {
-		if r.Revision == r3 && r.Outcome == v1alpha1.RolloutAborted {
-			w.fatalf("%s superseded by itself: %+v", r3, w.status().History)
+		if r.Revision == r3 && r.Outcome != v1alpha1.RolloutSucceeded {
+			w.fatalf("%s did not end as the one success: %+v", r3, w.status().History)
 		}
 	}
-	_ = path
 }

@@ -49,6 +49,10 @@ type model struct {
 	// no job held state: the first job must start from one of them.
 	PathsSeen map[string]bool
 	DenySnap  bool   // an admission webhook denies FlinkStateSnapshots
+	// Stalling is set while a stalled replica's status write is checked:
+	// that replica has not seen the failures of this one, and its write
+	// is no reconcile the timers are owed by (the next one is).
+	Stalling bool
 	DenyDel   bool   // RBAC forbids deleting FlinkDeployments
 	RejKey    string // the request whose rejection is recorded in status
 	Closed    bool   // the rollout window is closed
@@ -464,6 +468,8 @@ func (m *model) stall(intent bool, skew time.Duration) (bool, error) {
 	m.Held = &mHeld{In: in, D: d, Seen: m.snapshot(), Written: intent}
 	if intent {
 		m.seen = m.Held.Seen
+		m.Stalling = true
+		defer func() { m.Stalling = false }()
 		return true, m.write(in, d)
 	}
 	return true, nil
@@ -925,7 +931,7 @@ func (m *model) checkTimers(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error
 		t.SpName, t.SpAt = "", time.Time{}
 	} else if t.SpName != st.Savepoint.Name {
 		t.SpName, t.SpAt = st.Savepoint.Name, m.Now
-	} else if m.Now.Sub(t.SpAt) >= mSpTime+mRound {
+	} else if m.Now.Sub(t.SpAt) >= mSpTime+mRound && !m.Stalling {
 		return fmt.Errorf("savepoint %s asked for at %s still awaited at %s: the savepoint timeout (%s) did not end the attempt",
 			t.SpName, m.since(t.SpAt), m.since(m.Now), mSpTime)
 	}
@@ -946,7 +952,7 @@ func (m *model) checkTimers(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error
 		// Documented: a fresh grace period for the person to decide, armed
 		// when the controller next sees the target not ready.
 		t.Flapped = true
-	case !ready && m.Now.Sub(t.TStart) >= mGrace+mRound:
+	case !ready && m.Now.Sub(t.TStart) >= mGrace+mRound && !m.Stalling:
 		return fmt.Errorf("%s not ready since the transition began at %s, still transitioning at %s: the abort grace period (%s) did not end it",
 			st.BlueGreenState, m.since(t.TStart), m.since(m.Now), mGrace)
 	}

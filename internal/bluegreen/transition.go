@@ -101,7 +101,11 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 		return false
 	}
 	if d.restartsFromOldColour(kind, path, oc) {
-		d.restartFromNewSavepoint(t, tc, oc)
+		if d.needsNewColour(oc) {
+			d.restartFromNewSavepoint(t, tc, oc)
+		} else {
+			d.backToOldColour(t, tc, oc)
+		}
 		return true
 	}
 	how := "re-applying"
@@ -194,19 +198,46 @@ func (d *decider) restartsFromOldColour(kind transitionKind, path string, oc *Ch
 // its timers counted from now; T starts from the new savepoint once it is
 // gone (savepointDone waits for the name to be free).
 func (d *decider) restartFromNewSavepoint(t Color, tc, oc *Child) {
-	x := t.Other()
-	name := d.snapshotName(oc)
-	if _, err := d.snapshotOf(name, oc); err != nil {
-		d.deleteChild(t)
-		d.savepointRefused(x, err)
+	d.deleteChild(t)
+	if _, err := d.snapshotOf(d.snapshotName(oc), oc); err != nil {
+		// The rollout under way ends here; the new commit's own is
+		// refused at its start (see savepointRefused).
+		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout")
+		d.savepointRefused(t.Other(), err)
 		return
 	}
+	d.restartForNewSpec(t, oc, " is deleted and")
+}
+
+// restartForNewSpec ends the rollout under way as superseded and begins
+// the rollout of the spec as it is now from a fresh savepoint of oc, the
+// old colour (see startSavepoint); how says what became of T.
+func (d *decider) restartForNewSpec(t Color, oc *Child, how string) {
+	d.ackPromote() // a promotion asked for the rollout superseded is not one of this
 	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout; "+
-		tc.Name+" starts again from a fresh savepoint of "+oc.Name)
-	d.deleteChild(t)
-	d.startSavepoint(x, oc)
-	d.event(false, "TransitionRestarted", "spec changed during the transition: %s is deleted and starts again for %s from a fresh savepoint %s of %s",
-		tc.Name, revOr(d.revision()), name, oc.Name)
+		d.childName(t)+" starts again from a fresh savepoint of "+oc.Name)
+	d.startSavepoint(t.Other(), oc)
+	d.event(false, "TransitionRestarted", "spec changed during the transition: %s%s starts again for %s from a fresh savepoint %s of %s",
+		d.childName(t), how, revOr(d.revision()), d.st.Savepoint.Name, oc.Name)
+}
+
+// needsNewColour reports a spec that needs a new colour when rolled out
+// from oc, the old colour, as it runs: a commit during a transition that
+// reverts it, or leaves only what can be patched in place, does not.
+func (d *decider) needsNewColour(oc *Child) bool {
+	switch rollout, _ := Plan(d.baseOf(oc), d.spec); rollout {
+	case RolloutBlueGreenSavepoint, RolloutBlueGreenStateless, RolloutSavepointRedeploy:
+		return true
+	}
+	return false
+}
+
+// backToOldColour ends a transition that a commit made unneeded: T is
+// deleted, the old colour stays active, and what the spec still changes
+// is patched into it in place (see active).
+func (d *decider) backToOldColour(t Color, tc, oc *Child) {
+	d.endTransitionFor(t, tc, fmt.Sprintf("superseded by %s, which needs no new colour: %s is deleted and %s stays active",
+		revOr(d.revision()), d.childName(t), oc.Name))
 }
 
 // ownPath is the initialSavepointPath c was applied with.
@@ -234,6 +265,13 @@ func (d *decider) restartWithSavepoint(t Color, tc, oc *Child) {
 	if rollout, _ := Plan(d.baseOf(oc), d.spec); rollout == RolloutBlueGreenSavepoint {
 		msg += "; the change rolls out from a savepoint of " + oc.Name
 	}
+	d.endTransitionFor(t, tc, msg)
+}
+
+// endTransitionFor gives up the transition to T for the spec as it is
+// now: T is deleted, the rollout under way ends (msg says why), and the
+// old colour, active again, takes the spec as it would from ACTIVE.
+func (d *decider) endTransitionFor(t Color, tc *Child, msg string) {
 	if tc != nil && !tc.Deleting {
 		d.deleteChild(t)
 	}
@@ -286,8 +324,19 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 		d.active(t)
 		return
 	}
-	if tc == nil && kind == kindBlueGreen && (d.savepointAged() || d.savepointBeforeSpec(t)) {
+	if oc := d.child(t.Other()); tc == nil && kind == kindBlueGreen && d.stateful() && oc != nil && !oc.Deleting && !d.needsNewColour(oc) {
+		d.backToOldColour(t, tc, oc)
+		return
+	}
+	if tc == nil && kind == kindBlueGreen && !d.redeploysFromTemplate(t) && (d.savepointAged() || d.savepointBeforeSpec(t)) {
 		d.restartFromFreshSavepoint(t)
+		return
+	}
+	if tc == nil && kind == kindBlueGreen && !d.redeploysFromTemplate(t) && d.waitsForOldColour(t) {
+		d.ensureDeadline()
+		d.progressing("Progressing", "waiting for %s to run again: %s starts from a fresh savepoint of it, not from %s, taken before the spec changed",
+			d.childName(t.Other()), d.childName(t), d.st.Savepoint.Name)
+		d.requeue(min(d.t.interval, d.until(d.st.AbortTimestamp)))
 		return
 	}
 	if tc == nil {
@@ -310,6 +359,14 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 	d.requeue(d.until(d.st.AbortTimestamp))
 }
 
+// redeploysFromTemplate reports a spec the new colour starts from the
+// template's savepoint (SAVEPOINT_REDEPLOY): no savepoint of the old
+// colour is taken for it.
+func (d *decider) redeploysFromTemplate(t Color) bool {
+	oc := d.child(t.Other())
+	return oc != nil && Classify(d.baseOf(oc), d.spec).Type == DiffSavepointRedeploy
+}
+
 // savepointAged reports a transition whose new colour would start from
 // a savepoint taken longer than the savepoint timeout ago (a commit
 // restarted it, or a stream of commits did): the source may no longer
@@ -330,6 +387,15 @@ func (d *decider) savepointBeforeSpec(t Color) bool {
 		sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
 }
 
+// waitsForOldColour reports a savepoint taken before the spec changed
+// while the old colour, which holds the state, does not run: T waits for
+// it to run again (and take a fresh one), within the abort deadline.
+func (d *decider) waitsForOldColour(t Color) bool {
+	sp, a := d.st.Savepoint, d.child(t.Other())
+	return d.stateful() && sp != nil && sp.Path != "" && a != nil && !a.Deleting && !a.Ready() &&
+		sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
+}
+
 // restartFromFreshSavepoint: T is gone and is to start again, but its
 // savepoint has aged or predates the spec. A fresh savepoint of the old colour, which still
 // holds the state, is taken (SAVEPOINTING again), and T starts from it,
@@ -341,6 +407,12 @@ func (d *decider) restartFromFreshSavepoint(t Color) {
 	if a == nil || !a.Ready() || d.spec.Template.Spec.Suspended() || d.st.Savepoint.Name == d.freshName(a) {
 		d.abort(kindBlueGreen, t, fmt.Sprintf("savepoint %s is older than %s and %s cannot take a fresh one",
 			d.st.Savepoint.Name, d.t.savepointTimeout, d.childName(x)))
+		return
+	}
+	if d.specPending() {
+		// A commit landed since the savepoint (its status write was
+		// lost): the rollout of that commit starts here.
+		d.restartForNewSpec(t, a, "")
 		return
 	}
 	name := d.freshName(a)
