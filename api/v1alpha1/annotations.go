@@ -48,6 +48,36 @@ const (
 	AdoptEnabledValue = "enabled"
 )
 
+// The state lifecycle of a FlinkBlueGreenDeployment: what its deletion
+// keeps, and where a new one's first job starts from.
+const (
+	// FinalSavepointFinalizer is on every FlinkBlueGreenDeployment: its
+	// deletion takes a final savepoint of a stateful running job (bounded
+	// by bggitops.dev/savepoint-timeout) before the children go.
+	FinalSavepointFinalizer = "bggitops.dev/final-savepoint"
+	// StateRecordLabel ("true") marks the FlinkStateSnapshot a deletion
+	// keeps, not owned by the parent: the record of the state of the
+	// FlinkBlueGreenDeployment its FlinkBlueGreenDeploymentLabel names.
+	StateRecordLabel = "bggitops.dev/state-record"
+	// JobAnnotation and JobIDAnnotation on a record name the
+	// FlinkDeployment and the Flink job it was taken of.
+	JobAnnotation   = "bggitops.dev/job"
+	JobIDAnnotation = "bggitops.dev/job-id"
+	// LastCompletedSavepointAnnotation on a record is the last savepoint
+	// of that job known to have completed before the record was asked
+	// for: where a new job starts when the record's own savepoint failed.
+	LastCompletedSavepointAnnotation = "bggitops.dev/last-completed-savepoint"
+	// InitialStateAnnotation set to InitialStateEmpty on a new
+	// FlinkBlueGreenDeployment starts its first job empty on purpose,
+	// whatever record exists for its name.
+	InitialStateAnnotation = "bggitops.dev/initial-state"
+	// InitialStateEmpty is the value of InitialStateAnnotation.
+	InitialStateEmpty = "empty"
+	// RestoreFromAnnotation names another FlinkBlueGreenDeployment of the
+	// namespace whose record the first job starts from (a rename).
+	RestoreFromAnnotation = "bggitops.dev/restore-from"
+)
+
 // FlinkBlueGreenDeploymentLabel (the parent's name) is on every
 // FlinkStateSnapshot a FlinkBlueGreenDeployment takes, so that
 // `kubectl get flinkstatesnapshots -l` finds a deployment's savepoints.

@@ -327,6 +327,16 @@ type RolloutRecord struct {
 	// Flink operator restores from its own state.
 	// +optional
 	RestoredFrom string `json:"restoredFrom,omitempty"`
+	// Record is the state record (a FlinkStateSnapshot kept when an
+	// earlier FlinkBlueGreenDeployment of this name, or of the one
+	// bggitops.dev/restore-from names, was deleted) RestoredFrom comes
+	// from: First only.
+	// +optional
+	Record string `json:"record,omitempty"`
+	// StartedEmpty: the first job started with empty state because
+	// bggitops.dev/initial-state: empty says so.
+	// +optional
+	StartedEmpty bool `json:"startedEmpty,omitempty"`
 	// StartedAt is when the rollout started.
 	StartedAt metav1.Time `json:"startedAt"`
 	// FinishedAt is when it ended; unset while in progress.

@@ -32,7 +32,11 @@ func (d *decider) initializing() {
 		d.requeue(d.t.interval)
 		return
 	}
-	d.startFirst(Blue, "DeploymentStarted")
+	from, ok := d.firstState()
+	if !ok {
+		return
+	}
+	d.startFirst(Blue, "DeploymentStarted", from)
 }
 
 // adopt takes over the children of a parent without status (it was lost
@@ -92,9 +96,13 @@ func (d *decider) initialSuspended() {
 
 // startFirst deploys colour c from the template with nothing to hand over
 // from: a first deployment.
-func (d *decider) startFirst(c Color, reason string) {
-	d.begin(v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutFirst, To: d.childName(c), RestoredFrom: d.templateSavepointPath()})
-	d.apply(d.desiredChild(c, d.templateSavepointPath()))
+func (d *decider) startFirst(c Color, reason string, from firstStart) {
+	d.begin(v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutFirst, To: d.childName(c), RestoredFrom: from.path,
+		Record: from.record, StartedEmpty: from.empty})
+	d.apply(d.desiredChild(c, from.path))
+	if from.reason != "" {
+		d.event(false, from.reason, "%s", from.msg)
+	}
 	d.ackRetry()
 	d.stamp()
 	d.st.BlueGreenState = transitioningTo(c)
@@ -254,7 +262,7 @@ func (d *decider) mirror(a *Child) {
 func (d *decider) activeMissing(x Color, a *Child) {
 	name := d.childName(x)
 	if a == nil && d.retryRequested() {
-		d.startFirst(x, "RedeployStarted")
+		d.startFirst(x, "RedeployStarted", firstStart{path: d.templateSavepointPath()})
 		return
 	}
 	msg := "active FlinkDeployment " + name + " is missing (deleted outside bg-gitops?); its job and state are gone. Run " +

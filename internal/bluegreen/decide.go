@@ -49,9 +49,12 @@ func Decide(in Input) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	if in.Rejection != nil {
+	switch {
+	case !in.Parent.DeletionTimestamp.IsZero():
+		d.finalizing()
+	case in.Rejection != nil:
 		d.rejected(in.Rejection)
-	} else {
+	default:
 		d.dispatch()
 	}
 	d.st.ActiveJobState = d.activeJobState()

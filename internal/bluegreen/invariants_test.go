@@ -9,6 +9,7 @@ package bluegreen
 import (
 	"reflect"
 	"strings"
+	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -118,9 +119,31 @@ func (w *world) checkDelete(in Input, prev v1alpha1.FlinkBlueGreenDeploymentStat
 	if victim == nil {
 		w.fatalf("delete of absent child %s", name)
 	}
+	if !in.Parent.DeletionTimestamp.IsZero() {
+		w.checkFinalDelete(in, victim)
+		return
+	}
 	if name == prev.ActiveDeployment && !other.Ready() {
 		w.fatalf("active %s deleted before the new colour is ready", name)
 	}
+}
+
+// checkFinalDelete: a deletion deletes a stateful running job only once
+// its final savepoint is settled, or the savepoint timeout counted from
+// the deletion has passed.
+func (w *world) checkFinalDelete(in Input, victim *Child) {
+	w.t.Helper()
+	if !victim.Spec.Stateful() || !victim.Ready() || victim.Name != in.Parent.Status.ActiveDeployment {
+		return
+	}
+	if s := in.Snapshot; s != nil && s.Name == FinalSnapshotName(in.Parent) &&
+		(s.State == SnapshotCompleted || s.State == SnapshotFailed || s.State == SnapshotAbandoned) {
+		return
+	}
+	if !in.Now.Before(in.Parent.DeletionTimestamp.Add(10*time.Minute)) || in.Rejection != nil {
+		return
+	}
+	w.fatalf("running stateful %s deleted before its final savepoint settled", victim.Name)
 }
 
 func validChildSpec(w *world, s *v1alpha1.FlinkDeploymentSpec) {

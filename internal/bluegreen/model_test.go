@@ -48,17 +48,17 @@ type model struct {
 	// PathsSeen are the initialSavepointPath values the template had while
 	// no job held state: the first job must start from one of them.
 	PathsSeen map[string]bool
-	DenySnap  bool   // an admission webhook denies FlinkStateSnapshots
+	DenySnap  bool // an admission webhook denies FlinkStateSnapshots
 	// Stalling is set while a stalled replica's status write is checked:
 	// that replica has not seen the failures of this one, and its write
 	// is no reconcile the timers are owed by (the next one is).
 	Stalling bool
-	DenyDel   bool   // RBAC forbids deleting FlinkDeployments
-	RejKey    string // the request whose rejection is recorded in status
-	Closed    bool   // the rollout window is closed
-	T         mTimers
-	Failing   bool   // every request for a child or a savepoint fails with an error retrying may fix
-	Held      *mHeld // a stalled replica's decision, its requests still to land
+	DenyDel  bool   // RBAC forbids deleting FlinkDeployments
+	RejKey   string // the request whose rejection is recorded in status
+	Closed   bool   // the rollout window is closed
+	T        mTimers
+	Failing  bool   // every request for a child or a savepoint fails with an error retrying may fix
+	Held     *mHeld // a stalled replica's decision, its requests still to land
 	// AltHolder may be adopted in place of Holder after a wiped status
 	// (see stillRunningSource).
 	AltHolder string

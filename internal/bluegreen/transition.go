@@ -295,7 +295,7 @@ func (d *decider) restartsFromSavepoint(kind transitionKind, path string) bool {
 func (d *decider) reapplyPath(kind transitionKind, tc, oc *Child) (string, bool) {
 	switch kind {
 	case kindFirst:
-		return d.templateSavepointPath(), true
+		return d.firstPath(), true
 	case kindInPlace:
 		if dt := Classify(d.baseOf(tc), d.spec).Type; dt == DiffTransition || dt == DiffSavepointRedeploy {
 			return "", false

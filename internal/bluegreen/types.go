@@ -138,6 +138,27 @@ type Snapshot struct {
 	Created time.Time
 }
 
+// Record is an observed state record: the FlinkStateSnapshot a deletion
+// kept of the job of a FlinkBlueGreenDeployment now gone.
+type Record struct {
+	// Name is the FlinkStateSnapshot's; Of the FlinkBlueGreenDeployment
+	// whose state it records.
+	Name, Of string
+	// State is status.state; Path the savepoint it holds: status.path
+	// once COMPLETED, spec.savepoint.path for one that already existed.
+	State, Path string
+	// Existing is spec.savepoint.alreadyExists: a record of a savepoint
+	// taken before (a suspended job's), complete as created.
+	Existing bool
+	// LastCompleted is the LastCompletedSavepointAnnotation; Error is
+	// status.error.
+	LastCompleted, Error string
+	// Job and Revision name the FlinkDeployment it was taken of and the
+	// Git revision that job ran.
+	Job, Revision string
+	Created       time.Time
+}
+
 // Window is the state of the rollout windows at some instant.
 type Window struct {
 	// Open is true inside a window, and when no window is configured.
@@ -162,6 +183,11 @@ type Input struct {
 	Window Window
 	// Now is the decision's clock.
 	Now time.Time
+	// Record is the newest state record (see v1alpha1.StateRecordLabel)
+	// of the name RecordOf(Parent) gives, nil when there is none; the
+	// first job of a stateful template with no initialSavepointPath
+	// starts from it. The adapter looks it up only before the first job.
+	Record *Record
 	// Rejection, when set, is an action of the previous decision on this
 	// same observation that the API server refused for good; Decide then
 	// turns it into a failed rollout instead of trying again.
@@ -217,6 +243,22 @@ type SnapshotSpec struct {
 	// Revision is the revision whose rollout the savepoint is for: the
 	// adapter stamps it on the FlinkStateSnapshot.
 	Revision string
+	// Record, when set, makes it the state record of a deletion: kept
+	// after the parent is gone (not owned), labelled as a record.
+	Record *RecordSpec
+}
+
+// RecordSpec is what a state record carries besides the savepoint.
+type RecordSpec struct {
+	// JobID is the Flink job the savepoint is of; Revision (of the
+	// SnapshotSpec) is the revision that job runs.
+	JobID string
+	// LastCompleted is the last savepoint of the job known to have
+	// completed (see v1alpha1.LastCompletedSavepointAnnotation).
+	LastCompleted string
+	// Existing, when set, records that savepoint (alreadyExists) instead
+	// of taking one: the job does not run.
+	Existing string
 }
 
 // Action is one step the adapter executes, in order, before writing status.
@@ -243,6 +285,10 @@ type Decision struct {
 	Actions []Action
 	// RequeueAfter is 0 when only watches need to wake the controller.
 	RequeueAfter time.Duration
+	// Finalize: the parent is being deleted and its state is kept (or
+	// given up on): the adapter removes v1alpha1.FinalSavepointFinalizer
+	// once the actions are done.
+	Finalize bool
 	// Events are emitted after the status write, one per state change.
 	Events []Event
 	// Route is where the parent Ingress must send traffic; nil leaves it

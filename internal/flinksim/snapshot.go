@@ -30,6 +30,14 @@ func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request
 	sn := deployment{snap} // the same nested accessors serve
 	switch sn.str("status", "state") {
 	case "":
+		if existing, _, _ := unstructured.NestedBool(snap.Object, "spec", "savepoint", "alreadyExists"); existing {
+			// The operator records a savepoint that already exists as
+			// it is: COMPLETED at once, with the path it names.
+			sn.setStatus("COMPLETED", "state")
+			sn.setStatus(sn.str("spec", "savepoint", "path"), "path")
+			sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "resultTimestamp")
+			return reconcile.Result{}, s.client.Status().Update(ctx, snap)
+		}
 		sn.setStatus("TRIGGER_PENDING", "state")
 		sn.setStatus(s.now().UTC().Format(time.RFC3339Nano), "triggerTimestamp")
 		return reconcile.Result{RequeueAfter: pollInterval}, s.client.Status().Update(ctx, snap)

@@ -72,10 +72,14 @@ func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotS
 	if s.Revision != "" {
 		u.SetAnnotations(map[string]string{v1alpha1.RevisionAnnotation: s.Revision})
 	}
-	u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
 	savepoint := map[string]any{"disposeOnDelete": false}
 	if s.FormatType != "" {
 		savepoint["formatType"] = s.FormatType
+	}
+	if s.Record != nil {
+		asRecord(u, s, savepoint)
+	} else {
+		u.SetOwnerReferences([]metav1.OwnerReference{ownerRef(p)})
 	}
 	u.Object["spec"] = map[string]any{
 		"backoffLimit": int64(0),
@@ -83,6 +87,34 @@ func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotS
 		"savepoint":    savepoint,
 	}
 	return u
+}
+
+// asRecord makes u the state record of a deletion: not owned (it
+// outlives the parent), labelled as a record, naming the job it is of;
+// a savepoint taken before is recorded as it is (alreadyExists).
+func asRecord(u *unstructured.Unstructured, s *bluegreen.SnapshotSpec, savepoint map[string]any) {
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[v1alpha1.StateRecordLabel] = "true"
+	u.SetLabels(labels)
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[v1alpha1.JobAnnotation] = s.JobName
+	if s.Record.JobID != "" {
+		a[v1alpha1.JobIDAnnotation] = s.Record.JobID
+	}
+	if s.Record.LastCompleted != "" {
+		a[v1alpha1.LastCompletedSavepointAnnotation] = s.Record.LastCompleted
+	}
+	u.SetAnnotations(a)
+	if s.Record.Existing != "" {
+		savepoint["alreadyExists"] = true
+		savepoint["path"] = s.Record.Existing
+	}
 }
 
 func toMap(v any) (map[string]any, error) {
@@ -104,7 +136,8 @@ func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGre
 		}
 		return nil, err
 	}
-	if !metav1.IsControlledBy(u, p) && !ownedBy(u, p) {
+	if !metav1.IsControlledBy(u, p) && !ownedBy(u, p) && u.GetDeletionTimestamp() == nil {
+		// (One being deleted, of an earlier object of p's name, is waited for.)
 		return nil, stalledFailure("", "ObservationFailed",
 			fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name))
 	}

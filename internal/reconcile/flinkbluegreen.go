@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -81,7 +82,11 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	if !p.DeletionTimestamp.IsZero() {
 		forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
-		return ctrl.Result{}, nil
+		if !controllerutil.ContainsFinalizer(p, v1alpha1.FinalSavepointFinalizer) {
+			return ctrl.Result{}, nil
+		}
+	} else if err := r.ensureFinalizer(ctx, p); err != nil {
+		return ctrl.Result{}, err
 	}
 	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(p))
 	if !ok {
@@ -92,7 +97,9 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	start := time.Now()
 	requeue, err := r.reconcile(ctx, p)
 	res, err := r.finish(ctx, p, requeue, err)
-	observeDeployment(p, time.Since(start))
+	if p.DeletionTimestamp.IsZero() {
+		observeDeployment(p, time.Since(start))
+	}
 	return res, err
 }
 
@@ -104,8 +111,9 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 		return 0, err
 	}
 	prev := *p.Status.DeepCopy()
+	deleting := !p.DeletionTimestamp.IsZero()
 	switch rej := r.lastingFailure(p, in.Now); {
-	case rej != nil:
+	case rej != nil && !deleting: // a deletion's deadline is Decide's
 		dec, err = r.onRejection(ctx, p, rej)
 	case len(dec.Actions) == 0:
 		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
@@ -117,7 +125,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	}
 	ingressRetry := r.routeIngress(ctx, p, &dec)
 	requeue := minPositive(dec.RequeueAfter, ingressRetry)
-	if r.Commit != nil {
+	if r.Commit != nil && !deleting {
 		next := p.DeepCopy()
 		next.Status = dec.Status
 		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next))
@@ -131,6 +139,9 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	// retried with the same decision, which would otherwise report (and
 	// count) every event twice.
 	r.emit(p, dec.Events)
+	if dec.Finalize {
+		return 0, r.removeFinalizer(ctx, p)
+	}
 	return requeue, nil
 }
 
@@ -234,6 +245,9 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 	if in.Snapshot, err = observeSnapshot(ctx, reader, p); err != nil {
 		return in, err
 	}
+	if in.Record, err = observeRecord(ctx, reader, p); err != nil {
+		return in, err
+	}
 	in.Window, err = r.window(ctx, p, in.Now)
 	return in, err
 }
@@ -295,7 +309,9 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 	}
 	rej := &bluegreen.Rejection{Action: *a, Message: secrets.forNamespace(p.Namespace).string(err.Error())}
 	if !rejected(err) {
-		if apierrors.IsConflict(err) {
+		if apierrors.IsConflict(err) || !p.DeletionTimestamp.IsZero() {
+			// (A deletion gives up its final savepoint at its own
+			// deadline, see bluegreen.Decide.)
 			return dec, fmt.Errorf("%s: %w", a.Type, err)
 		}
 		// Retried until it has failed before, on the state as stored (a

@@ -192,6 +192,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, re
 	// reschedule interval instead of waking the parent.
 	return b.Owns(newUnstructured(v1alpha1.FlinkDeploymentGVK), builder.MatchEveryOwner).
 		Owns(newUnstructured(v1alpha1.FlinkStateSnapshotGVK), builder.MatchEveryOwner).
+		// A state record has no owner: it wakes the deployment it is of.
+		Watches(newUnstructured(v1alpha1.FlinkStateSnapshotGVK), handler.EnqueueRequestsFromMapFunc(recordOwner)).
 		Complete(r)
 }
 

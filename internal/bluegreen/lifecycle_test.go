@@ -1,0 +1,262 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bluegreen
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// The state lifecycle at the level of Decide: what a deletion keeps, and
+// where the first job of a new object starts from.
+
+func (w *world) deleteParent() {
+	w.parent.DeletionTimestamp = &metav1.Time{Time: w.now}
+	w.parent.Finalizers = []string{v1alpha1.FinalSavepointFinalizer}
+}
+
+// recordAsked is the state record the decision asks for, nil when none.
+func recordAsked(d Decision) *SnapshotSpec {
+	for _, a := range d.Actions {
+		if a.Type == CreateSnapshot && a.Snapshot.Record != nil {
+			return a.Snapshot
+		}
+	}
+	return nil
+}
+
+func deletes(d Decision, name string) bool {
+	for _, a := range d.Actions {
+		if a.Type == DeleteChild && a.ChildName == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeletionSavepointsTheRunningJobBeforeItsChildrenGo(t *testing.T) {
+	for _, mode := range []string{v1alpha1.UpgradeModeSavepoint, v1alpha1.UpgradeModeLastState} {
+		t.Run(mode, func(t *testing.T) {
+			w := deployed(t, mode)
+			w.deleteParent()
+			d := w.step()
+			rec := recordAsked(d)
+			if rec == nil || rec.JobName != "orders-blue" || rec.Name != FinalSnapshotName(w.parent) || rec.Revision != r1 {
+				w.fatalf("want the final savepoint of orders-blue, got %s", describeActions(d.Actions))
+			}
+			if deletes(d, "orders-blue") || d.Finalize {
+				w.fatalf("the job goes before its savepoint: %s finalize=%v", describeActions(d.Actions), d.Finalize)
+			}
+			w.expectNoop(w.step()) // waiting
+			path := w.completeSnapshot()
+			d = w.step()
+			if !deletes(d, "orders-blue") || !d.Finalize {
+				w.fatalf("after the final savepoint: %s finalize=%v", describeActions(d.Actions), d.Finalize)
+			}
+			if m := eventMessage(d, "FinalSavepointCompleted"); !strings.Contains(m, path) {
+				w.fatalf("event %q does not name the savepoint %s", m, path)
+			}
+		})
+	}
+}
+
+func TestDeletionDuringATransitionDeletesTheNewColourAndSavepointsTheOld(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	transition := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	d := w.step()
+	if !deletes(d, "orders-green") || deletes(d, "orders-blue") {
+		w.fatalf("want green deleted at once and blue kept: %s", describeActions(d.Actions))
+	}
+	rec := recordAsked(d)
+	if rec == nil || rec.JobName != "orders-blue" || !strings.HasSuffix(rec.Record.LastCompleted, transition) {
+		w.fatalf("want the final savepoint of orders-blue, last completed %s: %+v", transition, rec)
+	}
+	if r := w.newest(); r.Outcome != v1alpha1.RolloutAborted {
+		w.fatalf("the transition under way should end aborted: %+v", r)
+	}
+}
+
+func TestDeletionNeverWaitsPastTheSavepointTimeout(t *testing.T) {
+	for _, fate := range []string{"hangs", "fails"} {
+		t.Run(fate, func(t *testing.T) {
+			w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+			w.deleteParent()
+			w.step()
+			if fate == "fails" {
+				w.failSnapshot(SnapshotFailed, "checkpoint coordinator down")
+			} else {
+				w.advance(10 * time.Minute)
+			}
+			d := w.step()
+			if !deletes(d, "orders-blue") || !d.Finalize {
+				w.fatalf("the deletion waits on a savepoint that %s: %s finalize=%v", fate, describeActions(d.Actions), d.Finalize)
+			}
+			if !d.Events[0].Warning && !strings.Contains(describeEvents(d.Events), "FinalSavepoint") {
+				w.fatalf("no warning: %s", describeEvents(d.Events))
+			}
+		})
+	}
+}
+
+func TestDeletionOfAStatelessJobIsAtOnce(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeStateless)
+	w.deleteParent()
+	d := w.step()
+	if recordAsked(d) != nil || !deletes(d, "orders-blue") || !d.Finalize {
+		w.fatalf("a stateless job: %s finalize=%v", describeActions(d.Actions), d.Finalize)
+	}
+}
+
+func TestDeletionOfASuspendedJobRecordsTheSavepointItSuspendedWith(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	suspend(w, r2)
+	w.step()
+	w.suspendDone(Blue)
+	w.children[Blue].UpgradeSavepointPath = "/sp/suspend-1"
+	w.step()
+	w.deleteParent()
+	d := w.step()
+	rec := recordAsked(d)
+	if rec == nil || rec.Record.Existing != "/sp/suspend-1" || !deletes(d, "orders-blue") || !d.Finalize {
+		w.fatalf("want /sp/suspend-1 recorded as it is, then the children gone: %s %+v", describeActions(d.Actions), rec)
+	}
+}
+
+func TestRefusedFinalSavepointStillDeletesTheChildren(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	d := w.step()
+	in := w.input()
+	in.Rejection = &Rejection{Action: d.Actions[0], Message: `flinkstatesnapshots is forbidden: unable to create new content in namespace prod because it is being terminated`}
+	d, err := Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !deletes(d, "orders-blue") || !d.Finalize || !strings.Contains(eventMessage(d, "FinalSavepointRefused"), "being terminated") {
+		w.fatalf("a refused savepoint: %s finalize=%v events=%s", describeActions(d.Actions), d.Finalize, describeEvents(d.Events))
+	}
+}
+
+// fresh is a world of a new object of the name, with no
+// initialSavepointPath in its template.
+func fresh(t *testing.T, rec *Record) *world {
+	w := newWorld(t, v1alpha1.UpgradeModeSavepoint)
+	w.parent.Spec.Template.Spec.Job.InitialSavepointPath = ""
+	w.record = rec
+	return w
+}
+
+func completedRecord() *Record {
+	return &Record{Name: "orders-final-abc", Of: "orders", State: SnapshotCompleted, Path: "/sp/final-1",
+		Job: "orders-green", Revision: r2, Created: t0.Add(-time.Hour)}
+}
+
+func TestFirstJobRestoresFromTheRecordOfItsName(t *testing.T) {
+	w := fresh(t, completedRecord())
+	d := w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-1" {
+		w.fatalf("blue starts from %q, want the record's /sp/final-1", b.Spec.Job.InitialSavepointPath)
+	}
+	if r := w.newest(); r.Record != "orders-final-abc" || r.RestoredFrom != "/sp/final-1" {
+		w.fatalf("history does not say so: %+v", r)
+	}
+	if m := eventMessage(d, "StateRestored"); !strings.Contains(m, "orders-final-abc") {
+		w.fatalf("event %q", m)
+	}
+	// Re-applied during the first deployment (a commit), it keeps the path.
+	newImage(w, "flink:1.20.1", r2)
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-1" {
+		w.fatalf("re-applied blue starts from %q", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
+func TestInitialSavepointPathInGitWinsOverARecord(t *testing.T) {
+	w := fresh(t, completedRecord())
+	w.parent.Spec.Template.Spec.Job.InitialSavepointPath = "/user/chosen"
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/user/chosen" {
+		w.fatalf("blue starts from %q", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
+func TestInitialStateEmptyStartsEmptyOnPurpose(t *testing.T) {
+	w := fresh(t, completedRecord())
+	w.annotate(v1alpha1.InitialStateAnnotation, v1alpha1.InitialStateEmpty)
+	d := w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "" {
+		w.fatalf("blue starts from %q", b.Spec.Job.InitialSavepointPath)
+	}
+	if r := w.newest(); !r.StartedEmpty || eventMessage(d, "StartedEmpty") == "" {
+		w.fatalf("not said: %+v %s", r, describeEvents(d.Events))
+	}
+}
+
+func TestRestoreFromWithoutARecordFailsUntilOneExists(t *testing.T) {
+	w := fresh(t, nil)
+	w.annotate(v1alpha1.RestoreFromAnnotation, "orders-old")
+	d := w.step()
+	if len(w.children) != 0 || w.status().JobStatus.State != v1alpha1.JobFailing || !strings.Contains(w.status().Error, "orders-old") {
+		w.fatalf("want a failed first deployment naming orders-old: %s %s %q", describeActions(d.Actions), w.status().JobStatus.State, w.status().Error)
+	}
+	if d.RequeueAfter == 0 {
+		w.fatalf("not looked at again")
+	}
+	rec := completedRecord()
+	rec.Of = "orders-old"
+	w.record = rec
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-1" {
+		w.fatalf("blue starts from %q once the record exists", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
+func TestRecordWhoseSavepointFailedRestoresTheLastCompletedOrBlocks(t *testing.T) {
+	rec := completedRecord()
+	rec.State, rec.Path, rec.Error = SnapshotFailed, "", "job not running"
+	w := fresh(t, rec)
+	w.step()
+	if len(w.children) != 0 || w.status().JobStatus.State != v1alpha1.JobFailing {
+		w.fatalf("a record with no savepoint let the job start empty: %v", w.childNames())
+	}
+	rec.LastCompleted = "/sp/older"
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/older" {
+		w.fatalf("blue starts from %q, want the last completed /sp/older", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
+func TestFirstJobWaitsForARecordStillBeingTaken(t *testing.T) {
+	rec := completedRecord()
+	rec.State, rec.Path, rec.Created = SnapshotInProgress, "", t0
+	w := fresh(t, rec)
+	w.step()
+	if len(w.children) != 0 {
+		w.fatalf("started before the record completed")
+	}
+	rec.State, rec.Path = SnapshotCompleted, "/sp/final-2"
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-2" {
+		w.fatalf("blue starts from %q", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
+func TestStatelessFirstJobIgnoresARecord(t *testing.T) {
+	w := newWorld(t, v1alpha1.UpgradeModeStateless)
+	w.parent.Spec.Template.Spec.Job.InitialSavepointPath = ""
+	w.record = completedRecord()
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "" {
+		w.fatalf("a stateless job started from %q", b.Spec.Job.InitialSavepointPath)
+	}
+}
