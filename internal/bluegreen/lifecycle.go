@@ -95,7 +95,7 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 		return firstStart{}, false
 	case r == nil:
 		return firstStart{}, true
-	case !r.settled() && d.now.Before(r.Created.Add(d.t.savepointTimeout)):
+	case !r.settled() && !r.Final && d.now.Before(r.Created.Add(d.t.savepointTimeout)):
 		d.progressing("WaitingForStateRecord", "waiting for the final savepoint %s of %s: the first job starts from it", r.Name, r.Of)
 		d.requeue(d.t.interval)
 		return firstStart{}, false

@@ -251,6 +251,16 @@ func TestFirstJobWaitsForARecordStillBeingTaken(t *testing.T) {
 	}
 }
 
+func TestFirstJobDoesNotWaitForTheRecordOfAnObjectGone(t *testing.T) {
+	rec := completedRecord()
+	rec.State, rec.Path, rec.Created, rec.LastCompleted, rec.Final = SnapshotInProgress, "", t0, "/sp/older", true
+	w := fresh(t, rec)
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/older" {
+		w.fatalf("blue starts from %q, want the last completed /sp/older", b.Spec.Job.InitialSavepointPath)
+	}
+}
+
 func TestStatelessFirstJobIgnoresARecord(t *testing.T) {
 	w := newWorld(t, v1alpha1.UpgradeModeStateless)
 	w.parent.Spec.Template.Spec.Job.InitialSavepointPath = ""

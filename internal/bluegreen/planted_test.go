@@ -56,7 +56,7 @@ var plantedBugs = []plantedBug{
 		"if tc.suspended() {\n\t\t\td.finalizeSuspended(t, tc)",
 		"if tc.suspendedSpec() {\n\t\t\td.finalizeSuspended(t, tc)"},
 	{"a first deployment that ignores initialSavepointPath", "active.go",
-		"d.apply(d.desiredChild(c, d.templateSavepointPath()))",
+		"d.apply(d.desiredChild(c, from.path))",
 		"d.apply(d.desiredChild(c, \"\"))"},
 	{"a blue/green transition started while the rollout window is closed", "active.go",
 		"if !d.in.Window.Open {",
@@ -82,8 +82,8 @@ var plantedBugs = []plantedBug{
 		"if d.changedDuringTransition(kind, t, tc, oc) || d.targetBehind(kind, t, tc, oc) {",
 		"if d.changedDuringTransition(kind, t, tc, oc) {"},
 	{"a commit during a stateful transition restarts the new colour from the first commit's savepoint", "transition.go",
-		"if d.restartsFromOldColour(kind, path, oc) {",
-		"if false {"},
+		"return sp != nil && sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)",
+		"return sp != nil && false"},
 }
 
 // TestPlantedBugsAreCaughtByTheExplorer is the gate: every planted bug

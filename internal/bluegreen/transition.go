@@ -190,7 +190,15 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 // commits would keep it ageing).
 func (d *decider) restartsFromOldColour(kind transitionKind, path string, oc *Child) bool {
 	return kind == kindBlueGreen && d.restartsFromSavepoint(kind, path) && d.st.Savepoint != nil &&
-		path == d.st.Savepoint.Path && oc != nil && oc.Ready() && !d.spec.Template.Spec.Suspended()
+		path == d.st.Savepoint.Path && oc != nil && oc.Ready() && !d.spec.Template.Spec.Suspended() && d.predatesSpec(oc)
+}
+
+// predatesSpec reports a savepoint (status.savepoint) the old colour a's
+// job did not take for the spec as it is now: its name is a function of
+// both (see snapshotName), or of a refresh (freshName).
+func (d *decider) predatesSpec(a *Child) bool {
+	sp := d.st.Savepoint
+	return sp != nil && sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
 }
 
 // restartFromNewSavepoint supersedes the rollout under way: T is deleted
@@ -383,8 +391,7 @@ func (d *decider) savepointAged() bool {
 // a fresh one (it was not ready).
 func (d *decider) savepointBeforeSpec(t Color) bool {
 	sp, a := d.st.Savepoint, d.child(t.Other())
-	return d.stateful() && sp != nil && sp.Path != "" && a != nil && a.Ready() &&
-		sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
+	return d.stateful() && sp != nil && sp.Path != "" && a != nil && a.Ready() && d.predatesSpec(a)
 }
 
 // waitsForOldColour reports a savepoint taken before the spec changed
@@ -392,8 +399,7 @@ func (d *decider) savepointBeforeSpec(t Color) bool {
 // it to run again (and take a fresh one), within the abort deadline.
 func (d *decider) waitsForOldColour(t Color) bool {
 	sp, a := d.st.Savepoint, d.child(t.Other())
-	return d.stateful() && sp != nil && sp.Path != "" && a != nil && !a.Deleting && !a.Ready() &&
-		sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)
+	return d.stateful() && sp != nil && sp.Path != "" && a != nil && !a.Deleting && !a.Ready() && d.predatesSpec(a)
 }
 
 // restartFromFreshSavepoint: T is gone and is to start again, but its

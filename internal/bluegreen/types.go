@@ -157,6 +157,10 @@ type Record struct {
 	// Git revision that job ran.
 	Job, Revision string
 	Created       time.Time
+	// Final: the FlinkBlueGreenDeployment it is of is gone (its deletion
+	// no longer waits for the savepoint); a record not settled by then
+	// holds only its LastCompleted.
+	Final bool
 }
 
 // Window is the state of the rollout windows at some instant.

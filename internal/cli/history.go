@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
@@ -38,17 +39,26 @@ func newHistoryCommand() *cobra.Command {
 		Long: "One row per rollout, oldest first (the last " + fmt.Sprint(v1alpha1.MaxHistory) + " are kept): the revision, " +
 			"the kind (First, BlueGreen, InPlace), the FlinkDeployments it went from and to, the savepoint taken of the old job, " +
 			"the savepoint the new job restored from, when it started, how long it took, and its outcome. " +
-			"The # column is what `bg-gitops rollback fbgd NAME --to #` takes.",
+			"The # column is what `bg-gitops rollback fbgd NAME --to #` takes. " +
+			"Once the object is deleted, the state records its deletion kept are shown instead (see the README's state lifecycle).",
 		Example: `  bg-gitops history fbgd orders -n flink
   bg-gitops history fbgd orders -n flink -o yaml`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: f.completeNames(fbgdKind),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := f.readFBGD(cmd, args[0])
+			n, err := f.named(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			return printHistory(cmd.OutOrStdout(), p.Status.History, f.output, time.Now())
+			obj, err := readObject(n.ctx, n.client, fbgdKind, n.key)
+			if apierrors.IsNotFound(err) {
+				// Gone: what its deletion kept is its history now.
+				return printRecords(cmd.OutOrStdout(), n, f.output, err)
+			}
+			if err != nil {
+				return err
+			}
+			return printHistory(cmd.OutOrStdout(), obj.(*v1alpha1.FlinkBlueGreenDeployment).Status.History, f.output, time.Now())
 		},
 	})
 	return cmd

@@ -15,7 +15,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/testenv"
@@ -120,4 +123,30 @@ func TestHistoryAndRollback(t *testing.T) {
 	assert.Equal(t, h[2].SavepointPath, p.Status.History[3].RestoredFrom)
 	assert.Equal(t, "flink:1.20.1", p.Spec.Template.Spec.Image)
 	assert.True(t, commitRef(sha2).in(p.Annotations[v1alpha1.RevisionAnnotation]))
+}
+
+// TestHistoryOfADeletedDeploymentShowsItsStateRecord: once the object is
+// gone, `history` shows the record its deletion kept.
+func TestHistoryOfADeletedDeploymentShowsItsStateRecord(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
+	p.Namespace = ns
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, "ACTIVE_BLUE", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	require.NoError(t, env.Client.Delete(context.Background(), getFBGD(t, env, ns, "job")))
+	eventually(t, "job gone", func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "job"}, &v1alpha1.FlinkBlueGreenDeployment{}))
+	})
+	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
+	res := runCLI(t, append([]string{"history", "fbgd", "job"}, kc...)...)
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "FlinkBlueGreenDeployment "+ns+"/job is gone")
+	assert.Contains(t, res.stdout, "job-blue")
+	assert.Contains(t, res.stdout, "COMPLETED")
+
+	res = runCLI(t, append([]string{"history", "fbgd", "never-was"}, kc...)...)
+	assert.NotEqual(t, 0, res.code)
+	assert.Contains(t, res.stderr, "not found")
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +76,17 @@ func observeRecord(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGr
 		}
 		return items[i].GetName() > items[j].GetName()
 	})
-	return recordFrom(&items[0], of), nil
+	rec := recordFrom(&items[0], of)
+	// p's own name is free: the object the record is of is gone.
+	rec.Final = of == p.Name
+	if !rec.Final {
+		err := c.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: of}, &v1alpha1.FlinkBlueGreenDeployment{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		rec.Final = apierrors.IsNotFound(err)
+	}
+	return rec, nil
 }
 
 func recordFrom(u *unstructured.Unstructured, of string) *bluegreen.Record {
