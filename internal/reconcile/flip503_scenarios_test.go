@@ -7,9 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
-	"time"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
