@@ -96,6 +96,13 @@ func (h *holding) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// heldRequests are the requests held so far.
+func (h *holding) heldRequests() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.held...)
+}
+
 // firstCode is the status code the first held request got (0: none yet).
 func (h *holding) firstCode() int {
 	h.mu.Lock()
@@ -140,8 +147,8 @@ func TestStalledReplicaCannotDeleteTheJobAnAbortKept(t *testing.T) {
 
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		blue, ok := child(ns, "job-blue")
-		require.True(t, ok, "blue exists after A's requests landed (%v)", a.held)
-		require.Nil(t, blue.GetDeletionTimestamp(), "blue is not being deleted (A's requests: %v)", a.held)
+		require.True(t, ok, "blue exists after A's requests landed (%v)", a.heldRequests())
+		require.Nil(t, blue.GetDeletionTimestamp(), "blue is not being deleted (A's requests: %v)", a.heldRequests())
 		require.Equal(t, v1alpha1.ActiveBlue, getFBGD(t, ns, "job").Status.BlueGreenState)
 	}
 	assert.Equal(t, blueJob, jobID(ns, "job-blue"), "blue's job ran throughout")

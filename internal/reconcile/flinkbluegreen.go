@@ -369,6 +369,11 @@ func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlu
 	if len(dec.Actions) == 0 {
 		return nil, nil
 	}
+	if dec.Route != nil && deletesAChild(dec) {
+		// A cut-over: traffic moves to the colour it keeps before the
+		// status says so and before the other colour is deleted.
+		r.routeIngress(ctx, p, dec)
+	}
 	if bluegreen.StatusFirst(in, *dec) {
 		if err := r.writeStatus(ctx, p, dec.Status); err != nil {
 			return nil, err
@@ -521,4 +526,14 @@ func (r *FlinkBlueGreenReconciler) writeStatus(ctx context.Context, p *v1alpha1.
 	base := p.DeepCopy()
 	p.Status = st
 	return r.Client.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+// deletesAChild reports a decision that deletes a child.
+func deletesAChild(dec *bluegreen.Decision) bool {
+	for _, a := range dec.Actions {
+		if a.Type == bluegreen.DeleteChild {
+			return true
+		}
+	}
+	return false
 }
