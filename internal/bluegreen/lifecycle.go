@@ -89,6 +89,10 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 	}
 	of, r := RecordOf(d.p), d.in.Record
 	switch {
+	case of != d.p.Name && d.in.RestoreSourceLive:
+		d.progressing("WaitingForStateRecord", "waiting for %s to be deleted (pruned from Git): the first job starts from the state its deletion keeps", of)
+		d.requeue(d.t.interval)
+		return firstStart{}, false
 	case r == nil && of != d.p.Name:
 		d.noRecord(fmt.Sprintf("%s names %s, but no FlinkStateSnapshot records its state in namespace %s (one is kept when %s is deleted, for example pruned from Git)",
 			v1alpha1.RestoreFromAnnotation, of, d.p.Namespace, of))
@@ -126,40 +130,43 @@ func (d *decider) noRecord(msg string) {
 
 // finalizing handles a FlinkBlueGreenDeployment being deleted: a
 // transition in progress ends (the state holder is the colour that was
-// active), the holder's job, when stateful and running, is savepointed
-// into a record, bounded by the savepoint timeout counted from the
-// deletion; then the children are deleted and the finalizer goes.
+// active, or the new one when only it runs), the holder's job, when
+// stateful, is savepointed into a record, bounded by the savepoint
+// timeout counted from the deletion; then the children are deleted and
+// the finalizer goes. A stateful holder always leaves a record, one that
+// holds no savepoint included, so that nothing later starts empty (or
+// from older state) for want of one.
 func (d *decider) finalizing() {
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
 	h := d.stateHolder()
-	if h != nil && d.st.BlueGreenState.InProgress() {
-		// The transition is over: the holder is the active colour.
+	if h != nil && (d.st.BlueGreenState == "" || d.st.BlueGreenState.InProgress()) {
+		// The transition is over (or the status was lost): the holder
+		// is the active colour.
 		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(h.Color), h.Name
 		d.resetMarkers()
 	}
+	refused := ""
 	if rej := d.in.Rejection; rej != nil && rej.Action.Type == DeleteChild {
-		d.event(true, "ChildDeletionRefused", "%s; the garbage collector deletes the children it owns", rej.cause("the API server refused to delete FlinkDeployment ", rej.Action.ChildName))
-		d.out.Finalize = true
-		return
+		refused = rej.Action.ChildName
+		d.event(true, "ChildDeletionRefused", "%s; the garbage collector deletes the children it owns", rej.cause("the API server refused to delete FlinkDeployment ", refused))
 	}
+	waiting := h != nil && refused != h.Name && d.awaitsFinalSavepoint(h)
 	for _, c := range []*Child{d.in.Blue, d.in.Green} {
-		// The other colour first: it holds no state the record needs.
-		if c != nil && !c.Deleting && c != h {
+		// The other colour at once: it holds no state the record needs.
+		if c != nil && !c.Deleting && c.Name != refused && (c != h || !waiting) {
 			d.deleteChild(c.Color)
 		}
 	}
-	if h != nil && d.awaitsFinalSavepoint(h) {
+	if waiting {
 		return
-	}
-	if h != nil {
-		d.deleteChild(h.Color)
 	}
 	d.progressing("Deleting", "deleting the children of %s", d.p.Name)
 	d.out.Finalize = true
 }
 
 // stateHolder is the child whose job holds the state: the active colour,
-// also during a transition; nil when none is left.
+// also during a transition, unless only the new colour runs; nil when
+// none is left.
 func (d *decider) stateHolder() *Child {
 	s := d.st.BlueGreenState
 	var c Color
@@ -168,7 +175,8 @@ func (d *decider) stateHolder() *Child {
 		c = stateColour(s)
 	case s.Transitioning():
 		c = stateColour(s).Other()
-		if oc := d.child(c); oc == nil || oc.Deleting {
+		oc, tc := d.child(c), d.child(c.Other())
+		if oc == nil || oc.Deleting || !oc.Ready() && tc.Ready() {
 			c = c.Other()
 		}
 	default:
@@ -190,7 +198,10 @@ func stateColour(s v1alpha1.BlueGreenState) Color {
 }
 
 // awaitsFinalSavepoint asks for, or waits for, the final savepoint of h's
-// job; false once there is nothing (more) to wait for.
+// job; false once there is nothing (more) to wait for. A job that does
+// not run is recorded by its last completed savepoint; with none known,
+// a savepoint is asked for anyway: the Flink operator fails it, and the
+// failed record says that no state was kept.
 func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 	if !h.Spec.Stateful() {
 		return false
@@ -201,9 +212,9 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 		snap = nil
 	}
 	asked := d.st.Savepoint != nil && d.st.Savepoint.Name == name
-	deadline := d.deletionDeadline()
+	lc := d.lastCompleted(h)
 	switch {
-	case d.in.Rejection != nil:
+	case d.in.Rejection != nil && d.in.Rejection.Action.Type == CreateSnapshot:
 		d.event(true, "FinalSavepointRefused", "%s; the children are deleted without a final savepoint",
 			d.in.Rejection.cause("the API server refused the final savepoint ", name))
 	case snap != nil && snap.State == SnapshotCompleted:
@@ -211,34 +222,47 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 		d.event(false, "FinalSavepointCompleted", "final savepoint %s of %s kept as FlinkStateSnapshot %s: a FlinkBlueGreenDeployment named %s created later starts from it",
 			snap.Path, h.Name, name, d.p.Name)
 	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):
-		d.event(true, "FinalSavepointFailed", "final savepoint %s of %s %s (%s): the children are deleted; a FlinkBlueGreenDeployment named %s created later starts from the last completed savepoint, %s",
-			name, h.Name, strings.ToLower(snap.State), orDash(snap.Error), d.p.Name, orDash(d.lastCompleted(h)))
-	case !d.now.Before(deadline):
-		d.event(true, "FinalSavepointTimedOut", "final savepoint %s of %s did not complete within %s of the deletion: the children are deleted; a FlinkBlueGreenDeployment named %s created later starts from the last completed savepoint, %s",
-			name, h.Name, d.t.savepointTimeout, d.p.Name, orDash(d.lastCompleted(h)))
+		d.event(true, "FinalSavepointFailed", "final savepoint %s of %s %s (%s): the children are deleted; %s",
+			name, h.Name, strings.ToLower(snap.State), orDash(snap.Error), d.nextStart(lc))
+	case !d.now.Before(d.deletionDeadline()):
+		if !asked && snap == nil {
+			d.askFinalSavepoint(h, name, lc) // the record, whatever it holds
+		}
+		d.event(true, "FinalSavepointTimedOut", "final savepoint %s of %s did not complete within %s of the deletion: the children are deleted; %s",
+			name, h.Name, d.t.savepointTimeout, d.nextStart(lc))
 	case asked || snap != nil:
 		if snap == nil {
 			d.askFinalSavepoint(h, name, "") // not in the cache yet, or deleted: AlreadyExists is fine
 		}
-		d.progressing("FinalSavepoint", "taking the final savepoint %s of %s before deletion", name, h.Name)
-		d.requeue(min(d.t.interval, deadline.Sub(d.now)))
+		d.waitFinal(name, h)
 		return true
-	case !h.Ready():
-		if lc := d.lastCompleted(h); lc != "" {
-			d.askFinalSavepoint(h, name, lc)
-			d.st.Savepoint.Path = lc
-			d.event(false, "StateRecorded", "%s does not run (%s): its last savepoint %s is kept as FlinkStateSnapshot %s for a FlinkBlueGreenDeployment named %s created later",
-				h.Name, h.describe(), lc, name, d.p.Name)
-		}
+	case !h.Ready() && lc != "":
+		d.askFinalSavepoint(h, name, lc)
+		d.st.Savepoint.Path = lc
+		d.event(false, "StateRecorded", "%s does not run (%s): its last savepoint %s is kept as FlinkStateSnapshot %s for a FlinkBlueGreenDeployment named %s created later",
+			h.Name, h.describe(), lc, name, d.p.Name)
 	default:
 		d.askFinalSavepoint(h, name, "")
-		d.progressing("FinalSavepoint", "taking the final savepoint %s of %s before deletion", name, h.Name)
+		d.waitFinal(name, h)
 		d.event(false, "FinalSavepointStarted", "deleted: taking the final savepoint %s of %s (job %s) before its children go",
 			name, h.Name, orDash(h.JobID))
-		d.requeue(min(d.t.interval, deadline.Sub(d.now)))
 		return true
 	}
 	return false
+}
+
+func (d *decider) waitFinal(name string, h *Child) {
+	d.progressing("FinalSavepoint", "taking the final savepoint %s of %s before deletion", name, h.Name)
+	d.requeue(min(d.t.interval, d.deletionDeadline().Sub(d.now)))
+}
+
+// nextStart says where a later object of the name starts from.
+func (d *decider) nextStart(lastCompleted string) string {
+	if lastCompleted == "" {
+		return "no savepoint of it is known: a FlinkBlueGreenDeployment named " + d.p.Name +
+			" created later does not start until Git sets an initialSavepointPath or " + v1alpha1.InitialStateAnnotation + ": empty"
+	}
+	return "a FlinkBlueGreenDeployment named " + d.p.Name + " created later starts from the last completed savepoint, " + lastCompleted
 }
 
 // askFinalSavepoint creates the record of h's job: a savepoint, or, with
@@ -256,13 +280,24 @@ func (d *decider) askFinalSavepoint(h *Child, name, existing string) {
 // the one a transition in progress took of it, the one the Flink operator
 // took when it last upgraded or suspended it, or the one it started from.
 func (d *decider) lastCompleted(h *Child) string {
-	if sp := d.st.Savepoint; sp != nil && sp.Path != "" && sp.Name != FinalSnapshotName(d.p) && d.in.Parent.Status.BlueGreenState.InProgress() {
+	if sp := d.in.Parent.Status.Savepoint; sp != nil && sp.Path != "" && d.savepointOfRollout(sp.Name) {
 		return sp.Path
 	}
 	if h.UpgradeSavepointPath != "" {
 		return h.UpgradeSavepointPath
 	}
 	return ownPath(h)
+}
+
+// savepointOfRollout reports a savepoint that the blue/green rollout
+// under way (as stored) took of its old colour.
+func (d *decider) savepointOfRollout(name string) bool {
+	h := d.in.Parent.Status.History
+	if len(h) == 0 {
+		return false
+	}
+	r := h[len(h)-1]
+	return r.Outcome == v1alpha1.RolloutInProgress && r.Kind == v1alpha1.RolloutBlueGreen && r.SavepointName == name
 }
 
 // deletionDeadline is when a deletion stops waiting for its final
@@ -281,4 +316,20 @@ func (d *decider) firstPath() string {
 		return r.RestoredFrom
 	}
 	return ""
+}
+
+// DeletionOverdue reports a deletion of p whose decisions had the
+// savepoint timeout, counted from the deletion, and one reschedule
+// interval to run, and still fail: the adapter then lets the deletion
+// complete (removes the finalizer) and leaves the children to the garbage
+// collector, rather than hold the object for ever.
+func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) bool {
+	if p.DeletionTimestamp.IsZero() {
+		return false
+	}
+	t, err := parseTimers(p.Spec.Configuration)
+	if err != nil {
+		t, _ = parseTimers(nil)
+	}
+	return !now.Before(p.DeletionTimestamp.Add(t.savepointTimeout + t.interval))
 }

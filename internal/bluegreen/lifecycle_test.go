@@ -270,3 +270,108 @@ func TestStatelessFirstJobIgnoresARecord(t *testing.T) {
 		w.fatalf("a stateless job started from %q", b.Spec.Job.InitialSavepointPath)
 	}
 }
+
+func patchParallelism(w *world, p, rev string) {
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		s.Template.Spec.FlinkConfiguration = rawJSON(`{"taskmanager.numberOfTaskSlots":"2","state.savepoints.dir":"file:///sp","parallelism.default":"` + p + `"}`)
+	}, rev)
+}
+
+func TestDeletionDuringAnInPlacePatchRecordsTheUpgradeSavepoint(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.ready(Green)
+	w.step()
+	w.gone()
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	patchParallelism(w, "4", r3)
+	w.step()
+	w.expectState(sToGreen, jReconciling)
+	w.children[Green].UpgradeSavepointPath = "/sp/upgrade-fresh"
+	w.deleteParent()
+	rec := recordAsked(w.step())
+	if rec == nil || rec.Record.Existing != "/sp/upgrade-fresh" {
+		w.fatalf("want the patch's upgrade savepoint recorded, not the cut-over's: %+v", rec)
+	}
+}
+
+func TestDeletionOfAStatefulJobThatDoesNotRunLeavesARecord(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeLastState)
+	w.parent.Spec.Template.Spec.Job.InitialSavepointPath = ""
+	w.children[Blue].Spec.Job.InitialSavepointPath = ""
+	w.children[Blue].JobState = "RESTARTING"
+	w.deleteParent()
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || d.Finalize || deletes(d, "orders-blue") {
+		w.fatalf("a restarting stateful job with no known savepoint: %s finalize=%v", describeActions(d.Actions), d.Finalize)
+	}
+	w.failSnapshot(SnapshotFailed, "job not running")
+	d = w.step()
+	if !d.Finalize || !strings.Contains(eventMessage(d, "FinalSavepointFailed"), "does not start until") {
+		w.fatalf("the failed record should say the next one does not start empty: %s", describeEvents(d.Events))
+	}
+}
+
+func TestDeletionFirstSeenPastItsDeadlineStillLeavesARecord(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
+	w.deleteParent()
+	w.advance(11 * time.Minute)
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "/sp/upgrade-1" || !d.Finalize {
+		w.fatalf("want /sp/upgrade-1 recorded as the deletion ends: %s %+v", describeActions(d.Actions), rec)
+	}
+}
+
+func TestRefusedDeleteOfTheOtherColourKeepsTheFinalSavepoint(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	in := w.input()
+	d, _ := Decide(in)
+	var del Action
+	for _, a := range d.Actions {
+		if a.Type == DeleteChild {
+			del = a
+		}
+	}
+	in.Rejection = &Rejection{Action: del, Message: "admission webhook denied"}
+	d, _ = Decide(in)
+	if d.Finalize || recordAsked(d) == nil || deletes(d, "orders-blue") {
+		w.fatalf("a refused delete of %s gave up blue's final savepoint: %s finalize=%v", del.ChildName, describeActions(d.Actions), d.Finalize)
+	}
+}
+
+func TestDeletionSavepointsTheNewColourWhenOnlyItRuns(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.parent.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+	startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.ready(Green)
+	w.step()
+	w.failChild(Blue)
+	w.step()
+	w.deleteParent()
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || rec.JobName != "orders-green" || deletes(d, "orders-green") {
+		w.fatalf("want the final savepoint of green, the job that runs: %s", describeActions(d.Actions))
+	}
+}
+
+func TestRestoreFromWaitsWhileTheNamedObjectLives(t *testing.T) {
+	rec := completedRecord()
+	rec.Of, rec.Created = "orders-old", t0.Add(-90*24*time.Hour)
+	w := fresh(t, rec)
+	w.annotate(v1alpha1.RestoreFromAnnotation, "orders-old")
+	w.restoreSourceLive = true
+	d := w.step()
+	if len(w.children) != 0 || w.status().JobStatus.State == v1alpha1.JobFailing || len(d.Events) != 0 {
+		w.fatalf("started or failed while orders-old still runs: %v %s %s", w.childNames(), w.status().JobStatus.State, describeEvents(d.Events))
+	}
+	w.restoreSourceLive = false
+	rec.Path, rec.Created, rec.Final = "/sp/final-new", t0, true
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-new" {
+		w.fatalf("blue starts from %q, want the record of the deletion", b.Spec.Job.InitialSavepointPath)
+	}
+}

@@ -192,6 +192,11 @@ type Input struct {
 	// first job of a stateful template with no initialSavepointPath
 	// starts from it. The adapter looks it up only before the first job.
 	Record *Record
+	// RestoreSourceLive: the other FlinkBlueGreenDeployment
+	// bggitops.dev/restore-from names still exists (a rename whose prune
+	// has not happened yet): the first job waits for the record its
+	// deletion keeps.
+	RestoreSourceLive bool
 	// Rejection, when set, is an action of the previous decision on this
 	// same observation that the API server refused for good; Decide then
 	// turns it into a failed rollout instead of trying again.

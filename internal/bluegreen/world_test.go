@@ -23,20 +23,21 @@ import (
 // adapter: it feeds Decide, checks the invariants on every decision, and
 // applies the actions the way the adapter would.
 type world struct {
-	t         testing.TB
-	parent    *v1alpha1.FlinkBlueGreenDeployment
-	children  map[Color]*Child
-	snaps     map[string]*simSnap
-	now       time.Time
-	window    Window
-	lineage   map[string]int  // child name → job incarnation
-	jobSeq    int             // for job ids
-	byHand    map[string]bool // children deleted outside the controller
-	dropNext  bool            // simulate a crash between actions and status write
-	record    *Record         // the state record of the parent's name, if any
-	finalized bool            // a decision asked to remove the finalizer
-	last      Decision
-	history   []string // decisions, for failure messages
+	t                 testing.TB
+	parent            *v1alpha1.FlinkBlueGreenDeployment
+	children          map[Color]*Child
+	snaps             map[string]*simSnap
+	now               time.Time
+	window            Window
+	lineage           map[string]int  // child name → job incarnation
+	jobSeq            int             // for job ids
+	byHand            map[string]bool // children deleted outside the controller
+	dropNext          bool            // simulate a crash between actions and status write
+	record            *Record         // the state record of the parent's name, if any
+	finalized         bool            // a decision asked to remove the finalizer
+	restoreSourceLive bool            // the object restore-from names exists
+	last              Decision
+	history           []string // decisions, for failure messages
 }
 
 type simSnap struct {
@@ -94,7 +95,7 @@ func newWorld(t testing.TB, mode string) *world {
 func (w *world) status() *v1alpha1.FlinkBlueGreenDeploymentStatus { return &w.parent.Status }
 
 func (w *world) input() Input {
-	in := Input{Parent: w.parent.DeepCopy(), Window: w.window, Now: w.now, Record: w.record}
+	in := Input{Parent: w.parent.DeepCopy(), Window: w.window, Now: w.now, Record: w.record, RestoreSourceLive: w.restoreSourceLive}
 	if c := w.children[Blue]; c != nil {
 		cc := *c
 		cc.Spec = *c.Spec.DeepCopy()
@@ -137,7 +138,6 @@ func (w *world) step() Decision {
 			w.checkFixpoint(d)
 		}
 	}
-	w.finalized = w.finalized || d.Finalize
 	w.last = d
 	return d
 }

@@ -96,6 +96,9 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	defer release()
 	start := time.Now()
 	requeue, err := r.reconcile(ctx, p)
+	if err != nil && bluegreen.DeletionOverdue(p, r.now()) {
+		err = r.abandonFinalizer(ctx, p, err)
+	}
 	res, err := r.finish(ctx, p, requeue, err)
 	if p.DeletionTimestamp.IsZero() {
 		observeDeployment(p, time.Since(start))
@@ -245,7 +248,7 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 	if in.Snapshot, err = observeSnapshot(ctx, reader, p); err != nil {
 		return in, err
 	}
-	if in.Record, err = observeRecord(ctx, reader, p); err != nil {
+	if err = observeRecord(ctx, reader, p, &in); err != nil {
 		return in, err
 	}
 	in.Window, err = r.window(ctx, p, in.Now)

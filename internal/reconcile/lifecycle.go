@@ -10,6 +10,7 @@ import (
 	"context"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,6 +46,16 @@ func (r *FlinkBlueGreenReconciler) removeFinalizer(ctx context.Context, p *v1alp
 	return client.IgnoreNotFound(r.Client.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
 }
 
+// abandonFinalizer ends a deletion whose actions keep failing past its
+// deadline (see bluegreen.DeletionOverdue): the children, which p owns,
+// are left to the garbage collector.
+func (r *FlinkBlueGreenReconciler) abandonFinalizer(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, cause error) error {
+	msg := secrets.forNamespace(p.Namespace).string(cause.Error())
+	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "DeletionForced", "Finalize",
+		"the deletion could not savepoint or delete the children past bggitops.dev/savepoint-timeout (%s): the finalizer is removed and the garbage collector deletes the children", msg)
+	return r.removeFinalizer(ctx, p)
+}
+
 // beforeFirstJob reports a p whose first job has not been started: only
 // then is its state record looked up.
 func beforeFirstJob(p *v1alpha1.FlinkBlueGreenDeployment) bool {
@@ -52,16 +63,35 @@ func beforeFirstJob(p *v1alpha1.FlinkBlueGreenDeployment) bool {
 	return p.DeletionTimestamp.IsZero() && (s == "" || s == v1alpha1.InitializingBlue)
 }
 
-// observeRecord is the newest state record of bluegreen.RecordOf(p), nil
-// when there is none (or p's first job has started).
-func observeRecord(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) (*bluegreen.Record, error) {
+// observeRecord fills in.Record, the newest state record of
+// bluegreen.RecordOf(p) (nil when there is none), and whether the object
+// restore-from names still exists; only before p's first job.
+func observeRecord(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, in *bluegreen.Input) error {
 	of := bluegreen.RecordOf(p)
 	if !beforeFirstJob(p) || len(validation.IsValidLabelValue(of)) > 0 {
-		return nil, nil
+		return nil
 	}
+	if of != p.Name {
+		err := c.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: of}, &v1alpha1.FlinkBlueGreenDeployment{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		in.RestoreSourceLive = err == nil
+	}
+	var err error
+	in.Record, err = newestRecord(ctx, c, p.Namespace, of)
+	if in.Record != nil {
+		// The name is free of the object the record is of.
+		in.Record.Final = !in.RestoreSourceLive
+	}
+	return err
+}
+
+// newestRecord is the newest state record of the name of in ns.
+func newestRecord(ctx context.Context, c client.Reader, ns, of string) (*bluegreen.Record, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK.GroupVersion().WithKind("FlinkStateSnapshotList"))
-	if err := c.List(ctx, list, client.InNamespace(p.Namespace),
+	if err := c.List(ctx, list, client.InNamespace(ns),
 		client.MatchingLabels{v1alpha1.FlinkBlueGreenDeploymentLabel: of, v1alpha1.StateRecordLabel: "true"}); err != nil {
 		return nil, err
 	}
@@ -76,17 +106,7 @@ func observeRecord(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGr
 		}
 		return items[i].GetName() > items[j].GetName()
 	})
-	rec := recordFrom(&items[0], of)
-	// p's own name is free: the object the record is of is gone.
-	rec.Final = of == p.Name
-	if !rec.Final {
-		err := c.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: of}, &v1alpha1.FlinkBlueGreenDeployment{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		rec.Final = apierrors.IsNotFound(err)
-	}
-	return rec, nil
+	return recordFrom(&items[0], of), nil
 }
 
 func recordFrom(u *unstructured.Unstructured, of string) *bluegreen.Record {
