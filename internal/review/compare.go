@@ -32,16 +32,25 @@ func Compare(base, head []*unstructured.Unstructured) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{SchemaVersion: SchemaVersion, Objects: []Object{}}
+	removed, added := map[string][]string{}, map[int]*unstructured.Unstructured{}
 	for _, k := range keys(b, h) {
 		o, changed, err := compareOne(b[k], h[k])
 		if err != nil {
 			return nil, err
 		}
-		if changed {
-			r.Objects = append(r.Objects, o)
-			r.Summary.count(o.Change)
+		if !changed {
+			continue
 		}
+		if o.Deployment != nil && o.Change == Added {
+			added[len(r.Objects)] = h[k]
+		}
+		if o.Deployment != nil && o.Change == Removed && statefulFBGD(b[k]) {
+			removed[b[k].GetNamespace()] = append(removed[b[k].GetNamespace()], b[k].GetName())
+		}
+		r.Objects = append(r.Objects, o)
+		r.Summary.count(o.Change)
 	}
+	renames(r, removed, added)
 	return r, nil
 }
 
@@ -131,4 +140,9 @@ func keys(a, b map[key]*unstructured.Unstructured) []key {
 			cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name)) < 0
 	})
 	return out
+}
+
+func statefulFBGD(u *unstructured.Unstructured) bool {
+	p, err := fbgdOf(u)
+	return err == nil && p.Spec.Template.Spec.Stateful()
 }

@@ -184,3 +184,53 @@ func TestCodeFenceOutgrowsBackticks(t *testing.T) {
 	assert.Equal(t, "```", codeFence("a"))
 	assert.Equal(t, "`````", codeFence("x ```` y"))
 }
+
+func named(t *testing.T, name, job, annotations string) *unstructured.Unstructured {
+	u := fbgd(t, job)
+	u.SetName(name)
+	if annotations != "" {
+		u.SetAnnotations(map[string]string{annotations: "orders"})
+	}
+	return u
+}
+
+func TestRemovedStatefulDeploymentIsSavepointedAndNamed(t *testing.T) {
+	r, err := Compare([]*unstructured.Unstructured{named(t, "orders", `, upgradeMode: savepoint`, "")}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "removes orders: its running job is stopped after a final savepoint; a FlinkBlueGreenDeployment named orders created later resumes from it",
+		r.Objects[0].Deployment.Description)
+}
+
+func TestRenameWithoutRestoreFromSaysItStartsEmpty(t *testing.T) {
+	base := []*unstructured.Unstructured{named(t, "orders", `, upgradeMode: savepoint`, "")}
+	r, err := Compare(base, []*unstructured.Unstructured{named(t, "orders-v2", `, upgradeMode: savepoint`, "")})
+	require.NoError(t, err)
+	var added string
+	for _, o := range r.Objects {
+		if o.Change == Added {
+			added = o.Deployment.Description
+		}
+	}
+	assert.Contains(t, added, "starts orders-v2 from empty state")
+	assert.Contains(t, added, "bggitops.dev/restore-from: orders")
+
+	r, err = Compare(base, []*unstructured.Unstructured{named(t, "orders-v2", `, upgradeMode: savepoint`, "bggitops.dev/restore-from")})
+	require.NoError(t, err)
+	for _, o := range r.Objects {
+		if o.Change == Added {
+			assert.Equal(t, "first deployment of orders-v2 from the state orders's deletion keeps (bggitops.dev/restore-from)", o.Deployment.Description)
+		}
+	}
+}
+
+func TestInitialStateEmptyIsNamedInTheDiff(t *testing.T) {
+	u := named(t, "orders-v2", `, upgradeMode: savepoint`, "")
+	u.SetAnnotations(map[string]string{"bggitops.dev/initial-state": "empty"})
+	r, err := Compare([]*unstructured.Unstructured{named(t, "orders", `, upgradeMode: savepoint`, "")}, []*unstructured.Unstructured{u})
+	require.NoError(t, err)
+	for _, o := range r.Objects {
+		if o.Change == Added {
+			assert.Contains(t, o.Deployment.Description, "with empty state, as bggitops.dev/initial-state: empty asks")
+		}
+	}
+}

@@ -8,6 +8,7 @@ package review
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -78,9 +79,9 @@ func isFBGD(u *unstructured.Unstructured) bool {
 func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 	switch {
 	case base == nil:
-		return newPlan(ActionFirstDeployment, nil), nil
+		return firstPlan(head)
 	case head == nil:
-		return newPlan(ActionDelete, nil), nil
+		return deletePlan(base)
 	}
 	old, err := fbgdSpec(base)
 	if err != nil {
@@ -114,4 +115,76 @@ func fbgdSpec(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeploymentS
 		return nil, fmt.Errorf("%s %s: not a valid FlinkBlueGreenDeployment: %w", u.GetKind(), u.GetName(), err)
 	}
 	return &p.Spec, nil
+}
+
+// firstPlan is the plan of an added FlinkBlueGreenDeployment: where its
+// first job's state comes from (bluegreen's rule, see bluegreen.RecordOf).
+func firstPlan(head *unstructured.Unstructured) (*Plan, error) {
+	p, err := fbgdOf(head)
+	if err != nil {
+		return nil, err
+	}
+	pl := newPlan(ActionFirstDeployment, nil)
+	tmpl := &p.Spec.Template.Spec
+	switch from := bluegreen.RecordOf(p); {
+	case !tmpl.Stateful() || tmpl.Job.InitialSavepointPath != "":
+	case bluegreen.StartsEmptyOnPurpose(p):
+		pl.Description = fmt.Sprintf("first deployment of %s with empty state, as %s: empty asks", p.Name, v1alpha1.InitialStateAnnotation)
+	case from != p.Name:
+		pl.Description = fmt.Sprintf("first deployment of %s from the state %s's deletion keeps (%s)", p.Name, from, v1alpha1.RestoreFromAnnotation)
+	default:
+		pl.Description = fmt.Sprintf("first deployment of %s: from the state an earlier %s's deletion kept, if any, else empty", p.Name, p.Name)
+	}
+	return pl, nil
+}
+
+// deletePlan is the plan of a removed FlinkBlueGreenDeployment.
+func deletePlan(base *unstructured.Unstructured) (*Plan, error) {
+	p, err := fbgdOf(base)
+	if err != nil {
+		return nil, err
+	}
+	pl := newPlan(ActionDelete, nil)
+	if p.Spec.Template.Spec.Stateful() {
+		pl.Description = fmt.Sprintf("removes %s: its running job is stopped after a final savepoint; a FlinkBlueGreenDeployment named %s created later resumes from it",
+			p.Name, p.Name)
+	}
+	return pl, nil
+}
+
+// startsEmpty reports an added stateful FlinkBlueGreenDeployment that
+// names no state to start from (no initialSavepointPath, restore-from or
+// initial-state).
+func startsEmpty(head *unstructured.Unstructured) bool {
+	p, err := fbgdOf(head)
+	if err != nil {
+		return false
+	}
+	tmpl := &p.Spec.Template.Spec
+	return tmpl.Stateful() && tmpl.Job.InitialSavepointPath == "" && !bluegreen.StartsEmptyOnPurpose(p) && bluegreen.RecordOf(p) == p.Name
+}
+
+// renames tells, for each FlinkBlueGreenDeployment the change adds that
+// starts empty while a stateful one of its namespace is removed, that
+// this is a rename losing the state unless restore-from says otherwise.
+func renames(r *Report, removed map[string][]string, added map[int]*unstructured.Unstructured) {
+	for i, u := range added {
+		gone := removed[u.GetNamespace()]
+		if len(gone) == 0 || !startsEmpty(u) {
+			continue
+		}
+		r.Objects[i].Deployment.Description = fmt.Sprintf("starts %s from empty state: this change removes %s, whose state is kept for a FlinkBlueGreenDeployment named %s; set %s: %s on %s to carry it over (a rename)",
+			u.GetName(), strings.Join(gone, ", "), gone[0], v1alpha1.RestoreFromAnnotation, gone[0], u.GetName())
+	}
+}
+
+func fbgdOf(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeployment, error) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
+		return nil, fmt.Errorf("%s %s: not a valid FlinkBlueGreenDeployment: %w", u.GetKind(), u.GetName(), err)
+	}
+	if p.Spec.Template.Spec.Job == nil {
+		p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{}
+	}
+	return p, nil
 }
