@@ -80,23 +80,28 @@ func (k *kubeFlags) readFBGD(cmd *cobra.Command, name string) (*v1alpha1.FlinkBl
 
 // printHistory writes the history as a table, or as JSON or YAML.
 func printHistory(out io.Writer, h []v1alpha1.RolloutRecord, format string, now time.Time) error {
+	return printAs(out, h, format, func() string { return historyTable(h, now) })
+}
+
+// printAs writes v as JSON or YAML, or, with no format, as table renders it.
+func printAs(out io.Writer, v any, format string, table func() string) error {
 	switch format {
 	case "json":
-		data, err := json.MarshalIndent(h, "", "  ")
+		data, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintln(out, string(data))
 		return err
 	case "yaml":
-		data, err := yaml.Marshal(h)
+		data, err := yaml.Marshal(v)
 		if err != nil {
 			return err
 		}
 		_, err = out.Write(data)
 		return err
 	case "":
-		_, err := io.WriteString(out, historyTable(h, now))
+		_, err := io.WriteString(out, table())
 		return err
 	}
 	return &exitError{code: 2, err: fmt.Errorf("-o %s: want json or yaml", format)}

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/testenv"
@@ -130,11 +129,7 @@ func TestHistoryAndRollback(t *testing.T) {
 func TestHistoryOfADeletedDeploymentShowsItsStateRecord(t *testing.T) {
 	env := cluster(t)
 	ns := newNamespace(t, env)
-	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
-	p.Namespace = ns
-	require.NoError(t, env.Client.Create(context.Background(), p))
-	eventually(t, "ACTIVE_BLUE", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	deployManual(t, env, ns)
 	require.NoError(t, env.Client.Delete(context.Background(), getFBGD(t, env, ns, "job")))
 	eventually(t, "job gone", func() bool {
 		return apierrors.IsNotFound(env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "job"}, &v1alpha1.FlinkBlueGreenDeployment{}))

@@ -8,7 +8,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -49,26 +47,7 @@ func printRecords(out io.Writer, n *named, format string, gone error) error {
 		recs = append(recs, recordOf(&list.Items[i]))
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Created.After(recs[j].Created) })
-	switch format {
-	case "json":
-		data, err := json.MarshalIndent(recs, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(out, string(data))
-		return err
-	case "yaml":
-		data, err := yaml.Marshal(recs)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
-		return err
-	case "":
-		_, err := io.WriteString(out, recordsTable(n, recs))
-		return err
-	}
-	return &exitError{code: 2, err: fmt.Errorf("-o %s: want json or yaml", format)}
+	return printAs(out, recs, format, func() string { return recordsTable(n, recs) })
 }
 
 func recordOf(u *unstructured.Unstructured) stateRecord {

@@ -71,14 +71,20 @@ func newImage(t *testing.T, env *testenv.Env, ns, image, rev, newChild string) {
 	})
 }
 
-func TestPromoteAndAbortWait(t *testing.T) {
-	env := cluster(t)
-	ns := newNamespace(t, env)
+// deployManual creates manualFBGD in ns and waits until blue runs.
+func deployManual(t *testing.T, env *testenv.Env, ns string) {
+	t.Helper()
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
 	p.Namespace = ns
 	require.NoError(t, env.Client.Create(context.Background(), p))
 	eventually(t, "ACTIVE_BLUE", fbgdIn(env, t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+}
+
+func TestPromoteAndAbortWait(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	deployManual(t, env, ns)
 	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
 
 	rev2 := "main@sha1:0000000000000000000000000000000000000002"
@@ -88,7 +94,7 @@ func TestPromoteAndAbortWait(t *testing.T) {
 	res := runCLI(t, append([]string{"promote", "fbgd", "job", "--wait", "--timeout", "40s"}, kc...)...)
 	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.Equal(t, "fbgd "+ns+"/job: ACTIVE_GREEN, job RUNNING, revision "+rev2, lastLine(res.stdout))
-	p = getFBGD(t, env, ns, "job")
+	p := getFBGD(t, env, ns, "job")
 	assert.Equal(t, p.Annotations[v1alpha1.PromoteRequestedAtAnnotation], p.Status.LastHandledPromoteAt)
 	assert.NotNil(t, p.Status.Savepoint, "promoted green started from a savepoint of blue")
 
