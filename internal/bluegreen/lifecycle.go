@@ -56,9 +56,9 @@ func (r *Record) settled() bool {
 	return false
 }
 
-// path is the savepoint a job starts from when it restores r: its own,
+// RestorePath is the savepoint a job starts from when it restores r: its own,
 // or, when that never completed, the last one known before it ("" none).
-func (r *Record) path() string {
+func (r *Record) RestorePath() string {
 	if r.Existing || r.State == SnapshotCompleted {
 		return r.Path
 	}
@@ -104,7 +104,7 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 		d.requeue(d.t.interval)
 		return firstStart{}, false
 	}
-	path := r.path()
+	path := r.RestorePath()
 	if path == "" {
 		d.noRecord(fmt.Sprintf("FlinkStateSnapshot %s records the state of %s, but holds no completed savepoint (%s): set spec.template.spec.job.initialSavepointPath, or %s: empty to start with empty state",
 			r.Name, r.Of, orDash(r.Error), v1alpha1.InitialStateAnnotation))

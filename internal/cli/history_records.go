@@ -10,14 +10,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/printers"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/reconcile"
 )
 
 // stateRecord is one state record of a FlinkBlueGreenDeployment that is
@@ -25,7 +23,6 @@ import (
 type stateRecord struct {
 	Name     string    `json:"name"`
 	Job      string    `json:"job,omitempty"`
-	JobID    string    `json:"jobID,omitempty"`
 	Revision string    `json:"revision,omitempty"`
 	State    string    `json:"state,omitempty"`
 	Path     string    `json:"path,omitempty"`
@@ -35,34 +32,21 @@ type stateRecord struct {
 // printRecords prints the state records of n's name, newest first; with
 // none, gone (the NotFound of the object) is the answer.
 func printRecords(out io.Writer, n *named, format string, gone error) error {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK.GroupVersion().WithKind("FlinkStateSnapshotList"))
-	err := n.client.List(n.ctx, list, client.InNamespace(n.key.Namespace),
-		client.MatchingLabels{v1alpha1.FlinkBlueGreenDeploymentLabel: n.key.Name, v1alpha1.StateRecordLabel: "true"})
-	if err != nil || len(list.Items) == 0 {
+	found, err := reconcile.Records(n.ctx, n.client, n.key.Namespace, n.key.Name)
+	if err != nil || len(found) == 0 {
 		return notFoundOr(fbgdKind, n.key, gone)
 	}
-	recs := make([]stateRecord, 0, len(list.Items))
-	for i := range list.Items {
-		recs = append(recs, recordOf(&list.Items[i]))
+	recs := make([]stateRecord, 0, len(found))
+	for _, r := range found {
+		recs = append(recs, recordOf(r))
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Created.After(recs[j].Created) })
 	return printAs(out, recs, format, func() string { return recordsTable(n, recs) })
 }
 
-func recordOf(u *unstructured.Unstructured) stateRecord {
-	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
-	a := u.GetAnnotations()
-	r := stateRecord{Name: u.GetName(), Job: a[v1alpha1.JobAnnotation], JobID: a[v1alpha1.JobIDAnnotation],
-		Revision: a[v1alpha1.RevisionAnnotation], State: str("status", "state"), Path: str("status", "path"),
-		Created: u.GetCreationTimestamp().Time}
-	if existing, _, _ := unstructured.NestedBool(u.Object, "spec", "savepoint", "alreadyExists"); existing {
-		r.Path = str("spec", "savepoint", "path")
-	}
-	if r.Path == "" {
-		r.Path = a[v1alpha1.LastCompletedSavepointAnnotation]
-	}
-	return r
+// recordOf is what a record holds: the savepoint a later object starts
+// from (its own, or the last completed one when its own did not complete).
+func recordOf(r *bluegreen.Record) stateRecord {
+	return stateRecord{Name: r.Name, Job: r.Job, Revision: r.Revision, State: r.State, Path: r.RestorePath(), Created: r.Created}
 }
 
 func recordsTable(n *named, recs []stateRecord) string {
@@ -70,9 +54,9 @@ func recordsTable(n *named, recs []stateRecord) string {
 	fmt.Fprintf(&buf, "FlinkBlueGreenDeployment %s is gone. Its state is kept in %d record(s), newest first; a FlinkBlueGreenDeployment named %s created later starts from the newest:\n",
 		n.key, len(recs), n.key.Name)
 	tw := printers.GetNewTabWriter(&buf)
-	fmt.Fprintln(tw, "RECORD\tJOB\tJOB ID\tREVISION\tSTATE\tSAVEPOINT\tTAKEN")
+	fmt.Fprintln(tw, "RECORD\tJOB\tREVISION\tSTATE\tSAVEPOINT\tTAKEN")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orNone(r.Job), orNone(r.JobID), shortRevision(r.Revision),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, orNone(r.Job), shortRevision(r.Revision),
 			orNone(r.State), orNone(r.Path), r.Created.UTC().Format(time.RFC3339))
 	}
 	_ = tw.Flush()

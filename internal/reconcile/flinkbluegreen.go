@@ -374,8 +374,9 @@ func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlu
 	}
 	if dec.Route != nil && deletesAChild(dec) {
 		// A cut-over: traffic moves to the colour it keeps before the
-		// status says so and before the other colour is deleted.
-		r.routeIngress(ctx, p, dec)
+		// status says so and before the other colour is deleted; once.
+		dec.RequeueAfter = minPositive(dec.RequeueAfter, r.routeIngress(ctx, p, dec))
+		dec.Route = nil
 	}
 	if bluegreen.StatusFirst(in, *dec) {
 		if err := r.writeStatus(ctx, p, dec.Status); err != nil {

@@ -89,14 +89,21 @@ func observeRecord(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGr
 
 // newestRecord is the newest state record of the name of in ns.
 func newestRecord(ctx context.Context, c client.Reader, ns, of string) (*bluegreen.Record, error) {
+	recs, err := Records(ctx, c, ns, of)
+	if err != nil || len(recs) == 0 {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// Records are the state records of the FlinkBlueGreenDeployment named of
+// in ns, newest first (by creation, then name).
+func Records(ctx context.Context, c client.Reader, ns, of string) ([]*bluegreen.Record, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK.GroupVersion().WithKind("FlinkStateSnapshotList"))
 	if err := c.List(ctx, list, client.InNamespace(ns),
 		client.MatchingLabels{v1alpha1.FlinkBlueGreenDeploymentLabel: of, v1alpha1.StateRecordLabel: "true"}); err != nil {
 		return nil, err
-	}
-	if len(list.Items) == 0 {
-		return nil, nil
 	}
 	items := list.Items
 	sort.Slice(items, func(i, j int) bool {
@@ -106,7 +113,11 @@ func newestRecord(ctx context.Context, c client.Reader, ns, of string) (*bluegre
 		}
 		return items[i].GetName() > items[j].GetName()
 	})
-	return recordFrom(&items[0], of), nil
+	recs := make([]*bluegreen.Record, 0, len(items))
+	for i := range items {
+		recs = append(recs, recordFrom(&items[i], of))
+	}
+	return recs, nil
 }
 
 func recordFrom(u *unstructured.Unstructured, of string) *bluegreen.Record {

@@ -110,9 +110,9 @@ var actions = map[bluegreen.Rollout]Action{
 }
 
 func fbgdSpec(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeploymentSpec, error) {
-	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
-		return nil, fmt.Errorf("%s %s: not a valid FlinkBlueGreenDeployment: %w", u.GetKind(), u.GetName(), err)
+	p, err := fbgdOf(u)
+	if err != nil {
+		return nil, err
 	}
 	return &p.Spec, nil
 }
@@ -127,7 +127,7 @@ func firstPlan(head *unstructured.Unstructured) (*Plan, error) {
 	pl := newPlan(ActionFirstDeployment, nil)
 	tmpl := &p.Spec.Template.Spec
 	switch from := bluegreen.RecordOf(p); {
-	case !tmpl.Stateful() || tmpl.Job.InitialSavepointPath != "":
+	case !tmpl.Stateful() || templatePath(p) != "":
 	case bluegreen.StartsEmptyOnPurpose(p):
 		pl.Description = fmt.Sprintf("first deployment of %s with empty state, as %s: empty asks", p.Name, v1alpha1.InitialStateAnnotation)
 	case from != p.Name:
@@ -161,7 +161,7 @@ func startsEmpty(head *unstructured.Unstructured) bool {
 		return false
 	}
 	tmpl := &p.Spec.Template.Spec
-	return tmpl.Stateful() && tmpl.Job.InitialSavepointPath == "" && !bluegreen.StartsEmptyOnPurpose(p) && bluegreen.RecordOf(p) == p.Name
+	return tmpl.Stateful() && templatePath(p) == "" && !bluegreen.StartsEmptyOnPurpose(p) && bluegreen.RecordOf(p) == p.Name
 }
 
 // renames tells, for each FlinkBlueGreenDeployment the change adds that
@@ -183,8 +183,13 @@ func fbgdOf(u *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeployment, e
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
 		return nil, fmt.Errorf("%s %s: not a valid FlinkBlueGreenDeployment: %w", u.GetKind(), u.GetName(), err)
 	}
-	if p.Spec.Template.Spec.Job == nil {
-		p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{}
-	}
 	return p, nil
+}
+
+// templatePath is the template's initialSavepointPath.
+func templatePath(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	if j := p.Spec.Template.Spec.Job; j != nil {
+		return j.InitialSavepointPath
+	}
+	return ""
 }
