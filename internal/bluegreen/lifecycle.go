@@ -83,6 +83,11 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 	if p := d.templateSavepointPath(); p != "" || !d.stateful() {
 		return firstStart{path: p}, true
 	}
+	if v, set := d.p.Annotations[v1alpha1.InitialStateAnnotation]; set && !StartsEmptyOnPurpose(d.p) {
+		d.noRecord(fmt.Sprintf("%s is %q: the one value it takes is %s (or remove it to start from the state record of %s, if any)",
+			v1alpha1.InitialStateAnnotation, v, v1alpha1.InitialStateEmpty, RecordOf(d.p)))
+		return firstStart{}, false
+	}
 	if StartsEmptyOnPurpose(d.p) {
 		return firstStart{empty: true, reason: "StartedEmpty",
 			msg: "the first job starts with empty state, as " + v1alpha1.InitialStateAnnotation + ": empty asks"}, true

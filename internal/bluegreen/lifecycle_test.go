@@ -375,3 +375,12 @@ func TestRestoreFromWaitsWhileTheNamedObjectLives(t *testing.T) {
 		w.fatalf("blue starts from %q, want the record of the deletion", b.Spec.Job.InitialSavepointPath)
 	}
 }
+
+func TestUnknownInitialStateFailsTheFirstDeploymentClearly(t *testing.T) {
+	w := fresh(t, completedRecord())
+	w.annotate(v1alpha1.InitialStateAnnotation, "none")
+	w.step()
+	if len(w.children) != 0 || w.status().JobStatus.State != v1alpha1.JobFailing || !strings.Contains(w.status().Error, `"none"`) {
+		w.fatalf("initial-state: none: %v %s %q", w.childNames(), w.status().JobStatus.State, w.status().Error)
+	}
+}
