@@ -9,10 +9,11 @@ GOTESTSUM      := $(BIN)/gotestsum
 PROMTOOL       := $(BIN)/promtool
 HELM           := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
+KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBECTL        := $(BIN)/kubectl
 ETCD           := $(BIN)/etcd
 GITEA          := $(BIN)/gitea
-TOOLS          := $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(GITEA)
+TOOLS          := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(GITEA)
 FLUX_SOURCE_CONTROLLER    := $(BIN)/flux-source-controller
 FLUX_KUSTOMIZE_CONTROLLER := $(BIN)/flux-kustomize-controller
 
@@ -73,6 +74,9 @@ $(HELM):
 
 $(KUBE_APISERVER):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+$(KUBE_CONTROLLER_MANAGER):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 
 $(KUBECTL):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl

@@ -61,7 +61,7 @@ func (d *decider) adopt() bool {
 func (d *decider) adoptee() *Child {
 	var pick *Child
 	for _, c := range []*Child{d.in.Blue, d.in.Green} {
-		if c != nil && !c.Deleting && (pick == nil || adoptBefore(c, pick)) {
+		if c != nil && !c.Deleting && !c.Foreign && (pick == nil || adoptBefore(c, pick)) {
 			pick = c
 		}
 	}

@@ -52,6 +52,8 @@ func Decide(in Input) (Decision, error) {
 	switch {
 	case !in.Parent.DeletionTimestamp.IsZero():
 		d.finalizing()
+	case d.foreign() != nil:
+		d.waitForeign(d.foreign())
 	case in.Rejection != nil:
 		d.rejected(in.Rejection)
 	default:

@@ -77,7 +77,13 @@ var startStates = []startState{
 	{"ACTIVE_GREEN, a new image committed", false, withCommit(activeGreen), false},
 	{"Manual: ACTIVE_BLUE, a new image committed", true, withCommit(activeBlue), false},
 	{"Manual: waiting for promotion", true, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", "reconcile"), true},
+	{"ACTIVE_BLUE, deleted", false, append(clip(activeBlue), deleted), true},
+	{"savepoint in flight, deleted", false, append(withCommit(activeBlue), "reconcile", deleted), false},
+	{"new colour ready, deleted", false, append(clip(toGreen), "operator acts on the spec of GREEN", "job becomes ready: GREEN", deleted), false},
+	{"ACTIVE_BLUE, gone", false, append(clip(activeBlue), deleted, "reconcile", "savepoint completes", "reconcile"), false},
 }
+
+const deleted = "deleted (a prune, kubectl delete)"
 
 var (
 	activeBlue  = []string{"reconcile", "operator acts on the spec of BLUE", "job becomes ready: BLUE", "reconcile"}
@@ -98,6 +104,7 @@ var progressEvents = map[string]bool{
 	"job restarts from its checkpoint: BLUE": true, "job restarts from its checkpoint: GREEN": true,
 	"deletion completes: BLUE": true, "deletion completes: GREEN": true,
 	"the stalled replica's requests land": true,
+	"re-created from Git":                 true,
 }
 
 func eventByName(name string) mEvent {

@@ -30,6 +30,24 @@ func RecordOf(p *v1alpha1.FlinkBlueGreenDeployment) string {
 	return p.Name
 }
 
+// RestoresOnPurpose reports a FlinkBlueGreenDeployment that names the
+// record its first job starts from (bggitops.dev/restore-from, its own
+// name included): without that record it does not start.
+func RestoresOnPurpose(p *v1alpha1.FlinkBlueGreenDeployment) bool {
+	return strings.TrimSpace(p.Annotations[v1alpha1.RestoreFromAnnotation]) != ""
+}
+
+// InitialStateError says why bggitops.dev/initial-state, when set, holds a
+// value the first deployment fails on ("" when it is unset or empty).
+func InitialStateError(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	v, set := p.Annotations[v1alpha1.InitialStateAnnotation]
+	if !set || StartsEmptyOnPurpose(p) {
+		return ""
+	}
+	return fmt.Sprintf("%s is %q: the one value it takes is %s (or remove it to start from the state record of %s, if any)",
+		v1alpha1.InitialStateAnnotation, v, v1alpha1.InitialStateEmpty, RecordOf(p))
+}
+
 // StartsEmptyOnPurpose reports a FlinkBlueGreenDeployment whose first job
 // starts empty whatever record exists (bggitops.dev/initial-state: empty).
 func StartsEmptyOnPurpose(p *v1alpha1.FlinkBlueGreenDeployment) bool {
@@ -83,9 +101,8 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 	if p := d.templateSavepointPath(); p != "" || !d.stateful() {
 		return firstStart{path: p}, true
 	}
-	if v, set := d.p.Annotations[v1alpha1.InitialStateAnnotation]; set && !StartsEmptyOnPurpose(d.p) {
-		d.noRecord(fmt.Sprintf("%s is %q: the one value it takes is %s (or remove it to start from the state record of %s, if any)",
-			v1alpha1.InitialStateAnnotation, v, v1alpha1.InitialStateEmpty, RecordOf(d.p)))
+	if msg := InitialStateError(d.p); msg != "" {
+		d.noRecord(msg)
 		return firstStart{}, false
 	}
 	if StartsEmptyOnPurpose(d.p) {
@@ -98,7 +115,7 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 		d.progressing("WaitingForStateRecord", "waiting for %s to be deleted (pruned from Git): the first job starts from the state its deletion keeps", of)
 		d.requeue(d.t.interval)
 		return firstStart{}, false
-	case r == nil && of != d.p.Name:
+	case r == nil && RestoresOnPurpose(d.p):
 		d.noRecord(fmt.Sprintf("%s names %s, but no FlinkStateSnapshot records its state in namespace %s (one is kept when %s is deleted, for example pruned from Git)",
 			v1alpha1.RestoreFromAnnotation, of, d.p.Namespace, of))
 		return firstStart{}, false
@@ -123,6 +140,24 @@ func (d *decider) firstState() (s firstStart, ok bool) {
 	return firstStart{path: path, record: r.Name, reason: "StateRestored", msg: msg}, true
 }
 
+// foreign is a child of an earlier object of the parent's name, if any.
+func (d *decider) foreign() *Child {
+	for _, c := range []*Child{d.in.Blue, d.in.Green} {
+		if c != nil && c.Foreign {
+			return c
+		}
+	}
+	return nil
+}
+
+// waitForeign waits for the children of an earlier object of the name to
+// go before anything else: their jobs and savepoints are not this one's
+// (its first job starts from the earlier one's record, if any).
+func (d *decider) waitForeign(c *Child) {
+	d.progressing("WaitingForEarlierChildren", "FlinkDeployment %s of an earlier FlinkBlueGreenDeployment named %s is being deleted: nothing starts until it is gone", c.Name, d.p.Name)
+	d.requeue(d.t.interval)
+}
+
 // noRecord fails the first deployment: starting would lose a state that
 // exists. It is looked at again (the record may appear, or Git change).
 func (d *decider) noRecord(msg string) {
@@ -143,11 +178,19 @@ func (d *decider) noRecord(msg string) {
 // from older state) for want of one.
 func (d *decider) finalizing() {
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
+	d.setJob(v1alpha1.JobReconciling, "") // its job is being stopped
 	h := d.stateHolder()
-	if h != nil && (d.st.BlueGreenState == "" || d.st.BlueGreenState.InProgress()) {
+	if s := d.st.BlueGreenState; h != nil && s == "" || s.InProgress() {
 		// The transition is over (or the status was lost): the holder
-		// is the active colour.
-		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(h.Color), h.Name
+		// is the active colour, or, with none left, the colour that was.
+		c := stateColour(s)
+		if s.Transitioning() {
+			c = c.Other()
+		}
+		if h != nil {
+			c = h.Color
+		}
+		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(c), d.childName(c)
 		d.resetMarkers()
 	}
 	refused := ""
@@ -187,7 +230,7 @@ func (d *decider) stateHolder() *Child {
 	default:
 		return d.adoptee()
 	}
-	if ch := d.child(c); ch != nil && !ch.Deleting {
+	if ch := d.child(c); ch != nil && !ch.Deleting && !ch.Foreign {
 		return ch
 	}
 	return nil
@@ -233,7 +276,7 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 		if !asked && snap == nil {
 			d.askFinalSavepoint(h, name, lc) // the record, whatever it holds
 		}
-		d.event(true, "FinalSavepointTimedOut", "final savepoint %s of %s did not complete within %s of the deletion: the children are deleted; %s",
+		d.event(true, "FinalSavepointTimedOut", "final savepoint %s of %s did not complete within %s: the children are deleted; %s",
 			name, h.Name, d.t.savepointTimeout, d.nextStart(lc))
 	case asked || snap != nil:
 		if snap == nil {
@@ -241,7 +284,7 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 		}
 		d.waitFinal(name, h)
 		return true
-	case !h.Ready() && lc != "":
+	case h.JobState != JobRunning && lc != "":
 		d.askFinalSavepoint(h, name, lc)
 		d.st.Savepoint.Path = lc
 		d.event(false, "StateRecorded", "%s does not run (%s): its last savepoint %s is kept as FlinkStateSnapshot %s for a FlinkBlueGreenDeployment named %s created later",
@@ -306,9 +349,19 @@ func (d *decider) savepointOfRollout(name string) bool {
 }
 
 // deletionDeadline is when a deletion stops waiting for its final
-// savepoint.
+// savepoint: the savepoint timeout after it was asked for (the snapshot's
+// creation, else the request the status records), or from now when it
+// has not been: a deletion first seen late (the controller was down)
+// still asks for one.
 func (d *decider) deletionDeadline() time.Time {
-	return d.p.DeletionTimestamp.Add(d.t.savepointTimeout)
+	name := FinalSnapshotName(d.p)
+	if s := d.in.Snapshot; s != nil && s.Name == name && !s.Created.IsZero() {
+		return s.Created.Add(d.t.savepointTimeout)
+	}
+	if sp := d.in.Parent.Status.Savepoint; sp != nil && sp.Name == name && sp.TriggerTimestamp != nil {
+		return sp.TriggerTimestamp.Add(d.t.savepointTimeout)
+	}
+	return d.now.Add(d.t.savepointTimeout)
 }
 
 // firstPath is the initialSavepointPath of the first job, re-applied: the
@@ -324,11 +377,13 @@ func (d *decider) firstPath() string {
 }
 
 // DeletionOverdue reports a deletion of p whose decisions had the
-// savepoint timeout, counted from the deletion, and one reschedule
-// interval to run, and still fail: the adapter then lets the deletion
-// complete (removes the finalizer) and leaves the children to the garbage
-// collector, rather than hold the object for ever.
-func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) bool {
+// savepoint timeout and one reschedule interval to run, and still fail:
+// the adapter then lets the deletion complete (removes the finalizer) and
+// leaves the children to the garbage collector, rather than hold the
+// object for ever. The time counts from the latest of the deletion, the
+// moment the adapter first saw it (a deletion seen late, the controller
+// being down, has its whole deadline) and the final savepoint's request.
+func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, seen, now time.Time) bool {
 	if p.DeletionTimestamp.IsZero() {
 		return false
 	}
@@ -336,5 +391,12 @@ func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, now time.Time) bool {
 	if err != nil {
 		t, _ = parseTimers(nil)
 	}
-	return !now.Before(p.DeletionTimestamp.Add(t.savepointTimeout + t.interval))
+	start := p.DeletionTimestamp.Time
+	if seen.After(start) {
+		start = seen
+	}
+	if sp := p.Status.Savepoint; sp != nil && sp.Name == FinalSnapshotName(p) && sp.TriggerTimestamp != nil && sp.TriggerTimestamp.After(start) {
+		start = sp.TriggerTimestamp.Time
+	}
+	return !now.Before(start.Add(t.savepointTimeout + t.interval))
 }

@@ -288,11 +288,53 @@ func TestDeletionDuringAnInPlacePatchRecordsTheUpgradeSavepoint(t *testing.T) {
 	patchParallelism(w, "4", r3)
 	w.step()
 	w.expectState(sToGreen, jReconciling)
+	// The Flink operator is upgrading the job: it stopped with a savepoint.
 	w.children[Green].UpgradeSavepointPath = "/sp/upgrade-fresh"
+	w.children[Green].LifecycleState, w.children[Green].JobState = "UPGRADING", "RECONCILING"
 	w.deleteParent()
 	rec := recordAsked(w.step())
 	if rec == nil || rec.Record.Existing != "/sp/upgrade-fresh" {
 		w.fatalf("want the patch's upgrade savepoint recorded, not the cut-over's: %+v", rec)
+	}
+}
+
+// A job whose in-place change the Flink operator has not acted on yet
+// (status.observedGeneration behind) still runs: its state is newer than
+// any savepoint taken before, so the deletion takes a fresh one.
+func TestDeletionBeforeThePatchIsObservedSavepointsTheRunningJob(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	patchParallelism(w, "4", r2)
+	w.step()
+	b := w.mustChild(Blue)
+	b.LifecycleState, b.JobState, b.Generation, b.ObservedGeneration = LifecycleStable, JobRunning, 2, 1
+	w.deleteParent()
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "" || deletes(d, "orders-blue") {
+		w.fatalf("want a fresh final savepoint of the running job first: %s %+v", describeActions(d.Actions), rec)
+	}
+}
+
+// A re-created object meets the children of the earlier one, still being
+// deleted: it neither adopts them nor starts beside them, and starts its
+// first job from the record once they are gone.
+func TestRecreatedObjectWaitsForTheEarlierObjectsChildren(t *testing.T) {
+	w := fresh(t, completedRecord())
+	w.parent.UID = "new"
+	spec := baseSpec(v1alpha1.UpgradeModeSavepoint)
+	w.applyChild(&ChildSpec{Name: "orders-green", Color: Green, Spec: spec.Template.Spec})
+	w.ready(Green)
+	w.children[Green].Deleting, w.children[Green].Foreign = true, true
+	d := w.step()
+	if len(d.Actions) > 0 || w.status().BlueGreenState != "" && w.status().BlueGreenState != v1alpha1.InitializingBlue {
+		w.fatalf("want a wait for orders-green to go: %s, state %s", describeActions(d.Actions), w.status().BlueGreenState)
+	}
+	if c := w.condition(v1alpha1.ReconcilingCondition); c == nil || c.Reason != "WaitingForEarlierChildren" {
+		w.fatalf("want the wait said: %+v", c)
+	}
+	delete(w.children, Green)
+	w.step()
+	if b := w.mustChild(Blue); b.Spec.Job.InitialSavepointPath != "/sp/final-1" {
+		w.fatalf("blue starts from %q, want the record's", b.Spec.Job.InitialSavepointPath)
 	}
 }
 
@@ -313,14 +355,22 @@ func TestDeletionOfAStatefulJobThatDoesNotRunLeavesARecord(t *testing.T) {
 	}
 }
 
-func TestDeletionFirstSeenPastItsDeadlineStillLeavesARecord(t *testing.T) {
+// A deletion first seen long after it was made (the controller was down)
+// still asks for a final savepoint; the timeout counts from that request,
+// and when it passes, the last completed savepoint is recorded.
+func TestDeletionFirstSeenLateStillTakesAFinalSavepoint(t *testing.T) {
 	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
 	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
 	w.deleteParent()
 	w.advance(11 * time.Minute)
 	d := w.step()
-	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "/sp/upgrade-1" || !d.Finalize {
-		w.fatalf("want /sp/upgrade-1 recorded as the deletion ends: %s %+v", describeActions(d.Actions), rec)
+	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "" || d.Finalize {
+		w.fatalf("want a fresh final savepoint asked for: %s %+v finalize=%v", describeActions(d.Actions), rec, d.Finalize)
+	}
+	w.advance(11 * time.Minute)
+	d = w.step()
+	if !d.Finalize || !strings.Contains(eventMessage(d, "FinalSavepointTimedOut"), "/sp/upgrade-1") {
+		w.fatalf("want the deletion to end past the timeout, naming /sp/upgrade-1: %s", describeEvents(d.Events))
 	}
 }
 

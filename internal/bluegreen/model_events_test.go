@@ -241,6 +241,9 @@ func edit(name string, f func(s *v1alpha1.FlinkDeploymentSpec)) mEvent {
 // editParent is a new commit that may change the parent's own fields.
 func editParent(name string, f func(s *v1alpha1.FlinkBlueGreenDeploymentSpec)) mEvent {
 	return mEvent{name, func(m *model) (bool, error) {
+		if m.Gone {
+			return false, nil
+		}
 		f(&m.P.Spec)
 		m.P.Generation++
 		m.P.Annotations[v1alpha1.RevisionAnnotation] = m.next("r")
@@ -250,10 +253,16 @@ func editParent(name string, f func(s *v1alpha1.FlinkBlueGreenDeploymentSpec)) m
 }
 
 // userChange: a commit may change the template's initialSavepointPath.
-func (m *model) userChange() { m.notePath() }
+func (m *model) userChange() {
+	m.notePath()
+	m.gitChoosesFirstPath()
+}
 
 func request(key string) mEvent {
 	return mEvent{"request " + key, func(m *model) (bool, error) {
+		if m.Gone {
+			return false, nil
+		}
 		m.P.Annotations[key] = m.next("at")
 		if key == v1alpha1.PromoteRequestedAtAnnotation {
 			m.T.Promote = m.Now
@@ -331,6 +340,9 @@ var userEvents = concat([]mEvent{
 	request(v1alpha1.AbortRequestedAtAnnotation),
 	request(v1alpha1.RetryRequestedAtAnnotation),
 	{"status wiped", func(m *model) (bool, error) {
+		if m.Gone {
+			return false, nil
+		}
 		m.P.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
 		m.T, m.RejKey = mTimers{}, ""
 		m.AltHolder = m.stillRunningSource()
@@ -398,4 +410,6 @@ func concat(lists ...[]mEvent) []mEvent {
 	return out
 }
 
-func allEvents() []mEvent { return concat(controllerEvents, operatorEvents, clockEvents, userEvents) }
+func allEvents() []mEvent {
+	return concat(controllerEvents, operatorEvents, clockEvents, userEvents, lifecycleEvents)
+}

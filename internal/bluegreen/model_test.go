@@ -66,8 +66,12 @@ type model struct {
 	// remembers it ("" when none).
 	LastFailed string
 	FailedAct  *Action
-	seen       map[Color]mChild // the children as the reconcile under way observed them
-	decidedAt  time.Time        // when the requests landing now were decided, if not now
+	// Gone: the object was deleted (its finalizer removed); only a
+	// re-creation from Git brings it back (model_lifecycle_test.go).
+	Gone      bool
+	Fresh     bool // re-created, none of its jobs made active yet
+	seen      map[Color]mChild // the children as the reconcile under way observed them
+	decidedAt time.Time        // when the requests landing now were decided, if not now
 }
 
 // snapshot copies the children as they are now.
@@ -108,6 +112,7 @@ type mChild struct {
 	Dropped        bool   // the last stop was stateless: Upgrade holds no state
 	Deleting       bool
 	Created        int
+	Foreign        bool // an earlier object's, met by a re-created one
 }
 
 type mRun struct {
@@ -123,6 +128,12 @@ type mSnap struct {
 	At               time.Time // when it was asked for
 	// Started is the image of the first new colour created from it.
 	Started string
+	// Record: a deletion's record of the state of Of (not owned by it);
+	// LastCompleted and Existing as RecordSpec's.
+	Record        bool
+	Of            string
+	LastCompleted string
+	Existing      bool
 }
 
 // Model timers: sub-second deletion delay, as in FLIP-503's own tests.
@@ -235,9 +246,11 @@ func (m *model) key() uint64 {
 		AH   string
 		LF   string
 		FA   *Action
+		O    string
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
-		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct})
+		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct,
+		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp)})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -255,6 +268,7 @@ func (m *model) input() Input {
 		in.Window = Window{OpensAt: m.Now.Add(time.Hour), Description: "outside the rollout window"}
 	}
 	in.Blue, in.Green = m.observed(Blue), m.observed(Green)
+	m.observeRecord(&in)
 	if sp := m.P.Status.Savepoint; sp != nil && m.Snaps[sp.Name] != nil {
 		s := m.Snaps[sp.Name]
 		in.Snapshot = &Snapshot{Name: sp.Name, State: s.State, Path: s.Path, Created: s.At.Truncate(time.Second)}
@@ -268,7 +282,7 @@ func (m *model) observed(c Color) *Child {
 		return nil
 	}
 	return &Child{Name: x.Name, Color: c, Spec: *x.Spec.DeepCopy(), Revision: x.Revision, LifecycleState: x.Lifecycle,
-		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Generation: x.Gen, ObservedGeneration: x.ObsGen,
+		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign, Generation: x.Gen, ObservedGeneration: x.ObsGen,
 		Created: t0.Add(time.Duration(x.Created) * time.Second)}
 }
 
@@ -277,6 +291,9 @@ func (m *model) observed(c Color) *Child {
 // them, before the status write; -1: it does not; -2: not this event);
 // first says the status is written before the actions (StatusFirst).
 func (m *model) reconcile(crash func(n int, first bool) int) (bool, error) {
+	if m.Gone {
+		return false, nil
+	}
 	in := m.input()
 	d, err := Decide(in)
 	if err != nil {
@@ -291,7 +308,7 @@ func (m *model) reconcile(crash func(n int, first bool) int) (bool, error) {
 		return true, err
 	}
 	m.seen = m.snapshot()
-	if due := Overdue(in); m.LastFailed == stateKeyOf(&in.Parent.Status) && due != "" {
+	if due := Overdue(in); m.LastFailed == stateKeyOf(&in.Parent.Status) && due != "" && m.P.DeletionTimestamp.IsZero() {
 		// The adapter remembers an earlier reconcile's failure on this
 		// state: once its deadline passed, it ends the rollout instead of
 		// acting.
@@ -333,10 +350,15 @@ func (m *model) run(in Input, d Decision, first bool, stop int) error {
 			return err
 		}
 	}
-	if first || stop == len(d.Actions) {
-		return nil
+	if !first && stop != len(d.Actions) {
+		if err := m.write(in, d); err != nil {
+			return err
+		}
 	}
-	return m.write(in, d)
+	if stop < 0 && d.Finalize {
+		return m.gone(false)
+	}
+	return nil
 }
 
 // checkOneJob: outside a transition one job runs. A reconcile of an
@@ -374,6 +396,9 @@ func stateKeyOf(st *v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 // again with the failure; until then nothing is written (but a status
 // that went first), and the rollout's timers still run.
 func (m *model) failing(a Action) error {
+	if !m.P.DeletionTimestamp.IsZero() && DeletionOverdue(m.P, m.P.DeletionTimestamp.Time, m.Now) {
+		return m.gone(true) // the adapter lets the deletion complete
+	}
 	key := stateKeyOf(&m.P.Status)
 	before := m.LastFailed == key
 	if due := Overdue(m.input()); before && due != "" {
@@ -391,7 +416,7 @@ func (m *model) failing(a Action) error {
 // rejection, on the status as stored (a status that went first included).
 func (m *model) rejected(a Action, msg, lasting string) error {
 	key := m.requestKey()
-	if lasting == "" && m.RejKey == key {
+	if lasting == "" && m.RejKey == key && m.P.DeletionTimestamp.IsZero() { // a deletion retries until its deadline
 		return fmt.Errorf("rejected %s attempted again without a new commit or retry", a.Type)
 	}
 	in := m.input()
@@ -435,6 +460,9 @@ func (m *model) rejected(a Action, msg, lasting string) error {
 		m.RejKey = key
 	}
 	m.LastFailed = ""
+	if d.Finalize {
+		return m.gone(false)
+	}
 	return nil
 }
 
@@ -450,7 +478,7 @@ type mHeld struct {
 // stall: a replica decides, and stalls before (intent false) or after
 // (intent true) writing a status that goes first.
 func (m *model) stall(intent bool, skew time.Duration) (bool, error) {
-	if m.Held != nil {
+	if m.Held != nil || m.Gone {
 		return false, nil
 	}
 	in := m.input()
@@ -567,7 +595,9 @@ func (m *model) act(a Action) error {
 	case DeleteChild:
 		return m.deleteChild(a.ChildName)
 	case CreateSnapshot:
-		if m.Snaps[a.Snapshot.Name] == nil {
+		if m.Snaps[a.Snapshot.Name] == nil && a.Snapshot.Record != nil {
+			m.createRecord(a.Snapshot)
+		} else if m.Snaps[a.Snapshot.Name] == nil {
 			m.Snaps[a.Snapshot.Name] = &mSnap{Job: a.Snapshot.JobName, State: SnapshotTriggerPending, At: m.Now}
 		}
 	}
@@ -584,6 +614,9 @@ func (m *model) applyChild(cs *ChildSpec) error {
 	}
 	if x == nil {
 		if err := m.checkSavepointAge(cs); err != nil {
+			return err
+		}
+		if err := m.checkFirstStart(cs); err != nil {
 			return err
 		}
 		x = &mChild{Name: cs.Name, Color: cs.Color, Created: m.Seq}
@@ -612,7 +645,7 @@ func (m *model) checkSavepointAge(cs *ChildSpec) error {
 	}
 	name, ok := strings.CutPrefix(cs.Spec.Job.InitialSavepointPath, "/sp/")
 	s := m.Snaps[name]
-	if !ok || s == nil || cs.Spec.Suspended() {
+	if !ok || s == nil || cs.Spec.Suspended() || m.restoresRecord(cs) {
 		return nil
 	}
 	if at.Sub(s.At) > mSpTime+2*mRound {
@@ -666,7 +699,10 @@ func (m *model) deleteChild(name string) error {
 	if x == nil || x.Deleting {
 		return nil
 	}
-	if m.holds(x) {
+	if !m.P.DeletionTimestamp.IsZero() && m.holds(x) && !m.finalRecordCovers(x) {
+		return fmt.Errorf("%s, which holds the latest state, deleted with its parent before a final record of it was kept (%s)", name, m.describe())
+	}
+	if m.holds(x) && m.P.DeletionTimestamp.IsZero() {
 		o := m.C[x.Color.Other()]
 		switch {
 		case o == nil || !m.ready(o):
@@ -742,7 +778,7 @@ func (m *model) droppedByChoice(r string) bool {
 // upgrade mode, or a savepoint redeploy from their own path).
 func (m *model) exempt(r string) bool {
 	tpl := &m.P.Spec.Template.Spec
-	if !tpl.Stateful() {
+	if !tpl.Stateful() || StartsEmptyOnPurpose(m.P) && m.rootOf(r) == "" {
 		return true
 	}
 	for a, n := r, 0; a != "" && n < 100; a, n = m.Runs[a].From, n+1 {
@@ -868,7 +904,7 @@ func (m *model) checkLineage() error {
 	case !m.carries(x.Run) && !m.exempt(x.Run) && !m.droppedByChoice(m.Holder):
 		return fmt.Errorf("%s made active, but its job (from %q) does not carry the latest state (%s)", x.Name, m.Runs[x.Run].From, m.Holder)
 	}
-	m.Holder, m.AltHolder = x.Run, ""
+	m.Holder, m.AltHolder, m.Fresh = x.Run, "", false
 	return nil
 }
 
@@ -907,7 +943,7 @@ func (m *model) descends(r, from string) bool {
 
 // token is the state a savepoint path holds.
 func (m *model) token(path string) string {
-	if r, ok := m.Paths[path]; ok {
+	if r, ok := m.Paths[strings.TrimPrefix(path, "file:")]; ok {
 		return r
 	}
 	return "user:" + path
@@ -1098,7 +1134,7 @@ func (m *model) checkDecision(in Input, d Decision) error {
 // changes), except while it waits for a person to promote it.
 func checkWakeUp(d Decision) error {
 	st := &d.Status
-	if !st.BlueGreenState.InProgress() {
+	if !st.BlueGreenState.InProgress() || d.Finalize {
 		return nil
 	}
 	if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Reason == "WaitingForPromotion" {

@@ -84,6 +84,16 @@ var plantedBugs = []plantedBug{
 	{"a commit during a stateful transition restarts the new colour from the first commit's savepoint", "transition.go",
 		"return sp != nil && sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)",
 		"return sp != nil && false"},
+	// The state lifecycle: deletion and re-creation.
+	{"a re-created object's first job ignores the state record of its name", "lifecycle.go",
+		"of, r := RecordOf(d.p), d.in.Record",
+		"of, r := RecordOf(d.p), (*Record)(nil)"},
+	{"a deletion deletes the job holding the state before its final savepoint completes", "lifecycle.go",
+		"(c != h || !waiting)",
+		"true"},
+	{"a deletion records a running job by its last savepoint instead of taking one", "lifecycle.go",
+		"case h.JobState != JobRunning && lc != \"\":",
+		"case !h.Ready() && lc != \"\":"},
 }
 
 // TestPlantedBugsAreCaughtByTheExplorer is the gate: every planted bug

@@ -66,6 +66,10 @@ type Child struct {
 	UpgradeSavepointPath string
 	// Deleting is true when metadata.deletionTimestamp is set.
 	Deleting bool
+	// Foreign: the child is not the parent's but an earlier object's of
+	// the parent's name (being deleted, or left to the garbage
+	// collector). It holds nothing the parent may adopt or start from.
+	Foreign bool
 	// Created is metadata.creationTimestamp.
 	Created time.Time
 	// UID and ResourceVersion are the adapter's preconditions: an action

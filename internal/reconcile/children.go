@@ -136,12 +136,30 @@ func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGre
 		}
 		return nil, err
 	}
-	if !metav1.IsControlledBy(u, p) && !ownedBy(u, p) && u.GetDeletionTimestamp() == nil {
-		// (One being deleted, of an earlier object of p's name, is waited for.)
+	ours := metav1.IsControlledBy(u, p) || ownedBy(u, p)
+	foreign := !ours && (u.GetDeletionTimestamp() != nil || ownedByEarlier(u, p))
+	if !ours && !foreign {
 		return nil, stalledFailure("", "ObservationFailed",
 			fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name))
 	}
-	return childFrom(u, color)
+	ch, err := childFrom(u, color)
+	if ch != nil {
+		// One being deleted, or of an earlier object of p's name, is
+		// waited for.
+		ch.Foreign = foreign
+	}
+	return ch, err
+}
+
+// ownedByEarlier reports a child of an earlier FlinkBlueGreenDeployment of
+// p's name (another uid): the garbage collector deletes it.
+func ownedByEarlier(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment) bool {
+	for _, r := range u.GetOwnerReferences() {
+		if r.Kind == v1alpha1.FlinkBlueGreenDeploymentKind && r.Name == p.Name && r.UID != p.UID {
+			return true
+		}
+	}
+	return false
 }
 
 func ownedBy(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment) bool {

@@ -60,6 +60,16 @@ type FlinkBlueGreenReconciler struct {
 	// failures remembers, per FlinkBlueGreenDeployment, the last action
 	// that failed with an error retrying may fix (see lastingFailure).
 	failures sync.Map // types.NamespacedName → failedAction
+	// deletions remembers when this replica first saw each deletion: a
+	// deletion first seen late still has its whole deadline (see
+	// bluegreen.DeletionOverdue).
+	deletions sync.Map // types.NamespacedName → seenDeletion
+}
+
+// seenDeletion is when a replica first saw the deletion of the object uid.
+type seenDeletion struct {
+	uid  types.UID
+	seen time.Time
 }
 
 // failedAction is an action that failed transiently, and the state of
@@ -77,12 +87,14 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
 			r.failures.Delete(req.NamespacedName)
+			r.deletions.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !p.DeletionTimestamp.IsZero() {
 		forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
 		if !controllerutil.ContainsFinalizer(p, v1alpha1.FinalSavepointFinalizer) {
+			r.deletions.Delete(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 	} else if err := r.ensureFinalizer(ctx, p); err != nil {
@@ -94,9 +106,9 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{RequeueAfter: busyRetry}, nil
 	}
 	defer release()
-	start := time.Now()
+	start, seen := time.Now(), r.deletionSeen(p)
 	requeue, err := r.reconcile(ctx, p)
-	if err != nil && bluegreen.DeletionOverdue(p, r.now()) {
+	if err != nil && bluegreen.DeletionOverdue(p, seen, r.now()) {
 		err = r.abandonFinalizer(ctx, p, err)
 	}
 	res, err := r.finish(ctx, p, requeue, err)
@@ -104,6 +116,21 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		observeDeployment(p, time.Since(start))
 	}
 	return res, err
+}
+
+// deletionSeen is when this replica first saw p's deletion (zero when p
+// is not being deleted).
+func (r *FlinkBlueGreenReconciler) deletionSeen(p *v1alpha1.FlinkBlueGreenDeployment) time.Time {
+	if p.DeletionTimestamp.IsZero() {
+		return time.Time{}
+	}
+	key := client.ObjectKeyFromObject(p)
+	if v, ok := r.deletions.Load(key); ok && v.(seenDeletion).uid == p.UID {
+		return v.(seenDeletion).seen
+	}
+	now := r.now()
+	r.deletions.Store(key, seenDeletion{uid: p.UID, seen: now})
+	return now
 }
 
 // reconcile decides, runs the decision's actions and writes its status

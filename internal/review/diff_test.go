@@ -9,6 +9,7 @@ package review
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -233,4 +234,25 @@ func TestInitialStateEmptyIsNamedInTheDiff(t *testing.T) {
 			assert.Contains(t, o.Deployment.Description, "with empty state, as bggitops.dev/initial-state: empty asks")
 		}
 	}
+}
+
+func TestABadInitialStateValueIsAFailingFirstDeploymentInTheDiff(t *testing.T) {
+	for _, v := range []string{"Empty", "none", ""} {
+		u := named(t, "orders-v2", `, upgradeMode: savepoint`, "")
+		u.SetAnnotations(map[string]string{"bggitops.dev/initial-state": v})
+		r, err := Compare([]*unstructured.Unstructured{named(t, "orders", `, upgradeMode: savepoint`, "")}, []*unstructured.Unstructured{u})
+		require.NoError(t, err)
+		for _, o := range r.Objects {
+			if o.Change == Added {
+				assert.Equal(t, fmt.Sprintf(`first deployment of orders-v2 fails: bggitops.dev/initial-state is %q: the one value it takes is empty (or remove it to start from the state record of orders-v2, if any)`, v),
+					o.Deployment.Description, "value %q", v)
+			}
+		}
+	}
+}
+
+func TestRestoreFromItsOwnNameIsARestoreInTheDiff(t *testing.T) {
+	r, err := Compare(nil, []*unstructured.Unstructured{named(t, "orders", `, upgradeMode: savepoint`, "bggitops.dev/restore-from")})
+	require.NoError(t, err)
+	assert.Equal(t, "first deployment of orders from the state orders's deletion keeps (bggitops.dev/restore-from)", r.Objects[0].Deployment.Description)
 }

@@ -128,9 +128,11 @@ func firstPlan(head *unstructured.Unstructured) (*Plan, error) {
 	tmpl := &p.Spec.Template.Spec
 	switch from := bluegreen.RecordOf(p); {
 	case !tmpl.Stateful() || templatePath(p) != "":
+	case bluegreen.InitialStateError(p) != "":
+		pl.Description = fmt.Sprintf("first deployment of %s fails: %s", p.Name, bluegreen.InitialStateError(p))
 	case bluegreen.StartsEmptyOnPurpose(p):
 		pl.Description = fmt.Sprintf("first deployment of %s with empty state, as %s: empty asks", p.Name, v1alpha1.InitialStateAnnotation)
-	case from != p.Name:
+	case bluegreen.RestoresOnPurpose(p):
 		pl.Description = fmt.Sprintf("first deployment of %s from the state %s's deletion keeps (%s)", p.Name, from, v1alpha1.RestoreFromAnnotation)
 	default:
 		pl.Description = fmt.Sprintf("first deployment of %s: from the state an earlier %s's deletion kept, if any, else empty", p.Name, p.Name)
@@ -154,14 +156,15 @@ func deletePlan(base *unstructured.Unstructured) (*Plan, error) {
 
 // startsEmpty reports an added stateful FlinkBlueGreenDeployment that
 // names no state to start from (no initialSavepointPath, restore-from or
-// initial-state).
+// initial-state, whatever its value: a bad one fails the deployment).
 func startsEmpty(head *unstructured.Unstructured) bool {
 	p, err := fbgdOf(head)
 	if err != nil {
 		return false
 	}
 	tmpl := &p.Spec.Template.Spec
-	return tmpl.Stateful() && templatePath(p) == "" && !bluegreen.StartsEmptyOnPurpose(p) && bluegreen.RecordOf(p) == p.Name
+	_, set := p.Annotations[v1alpha1.InitialStateAnnotation]
+	return tmpl.Stateful() && templatePath(p) == "" && !set && !bluegreen.RestoresOnPurpose(p)
 }
 
 // renames tells, for each FlinkBlueGreenDeployment the change adds that

@@ -5,8 +5,9 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // Package testenv starts a real etcd + kube-apiserver (controller-runtime's
-// envtest) from the binaries in bin/, installs the bg-gitops CRDs and the
-// Flink test CRDs, and stops everything it started. Tests start one Env per
+// envtest) from the binaries in bin/, optionally a kube-controller-manager
+// with its garbage collector and namespace controller, installs the
+// bg-gitops CRDs and the Flink test CRDs, and stops everything it started. Tests start one Env per
 // package in TestMain; `bg-gitops dev` uses it for the local demo.
 package testenv
 
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"bggitops.dev/bg-gitops/internal/scheme"
+	"bggitops.dev/bg-gitops/internal/testenv/process"
 )
 
 // BinDirEnv names the directory holding kube-apiserver, etcd, kubectl and
@@ -40,8 +42,9 @@ type Env struct {
 	// BinDir holds the control-plane binaries (and kubectl).
 	BinDir string
 
-	env *envtest.Environment
-	dir string
+	env               *envtest.Environment
+	dir               string
+	controllerManager *process.Process
 }
 
 // Options tune Start.
@@ -51,12 +54,18 @@ type Options struct {
 	// WithoutFlinkCRDs leaves the Flink test CRDs out (to test a cluster
 	// without the Flink operator).
 	WithoutFlinkCRDs bool
+	// ControllerManager also runs kube-controller-manager with its
+	// garbage collector and namespace controller, so that deletions
+	// cascade through ownerReferences and namespaces are deleted as in a
+	// cluster. Without it nothing deletes a dependent or a namespace.
+	ControllerManager bool
 }
 
 // Scheme knows the built-in kinds, CRDs and the bggitops.dev types.
 func Scheme() *runtime.Scheme { return scheme.New() }
 
-// Start starts etcd and kube-apiserver and installs the CRDs.
+// Start starts etcd and kube-apiserver (and, when asked, the
+// kube-controller-manager) and installs the CRDs.
 func Start(opts Options) (*Env, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -90,6 +99,12 @@ func Start(opts Options) (*Env, error) {
 		_ = e.Stop()
 		return nil, err
 	}
+	if opts.ControllerManager {
+		if err := e.startControllerManager(); err != nil {
+			_ = e.Stop()
+			return nil, err
+		}
+	}
 	return e, nil
 }
 
@@ -116,7 +131,11 @@ func (e *Env) Stop() error {
 	if e == nil || e.env == nil {
 		return nil
 	}
-	err := e.env.Stop()
+	var err error
+	if e.controllerManager != nil {
+		err = e.controllerManager.Stop(e.env.ControlPlaneStopTimeout)
+	}
+	err = errors.Join(err, e.env.Stop())
 	e.env = nil
 	return errors.Join(err, os.RemoveAll(e.dir))
 }

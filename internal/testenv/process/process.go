@@ -99,6 +99,9 @@ func (p *Process) current() *run {
 // Name is Spec.Name.
 func (p *Process) Name() string { return p.spec.Name }
 
+// Log is the path of the file that receives its output.
+func (p *Process) Log() string { return p.spec.Log }
+
 // PID is the process id of the current run (0 before the first start).
 func (p *Process) PID() int {
 	if r := p.current(); r != nil {
