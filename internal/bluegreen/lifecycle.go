@@ -57,9 +57,20 @@ func StartsEmptyOnPurpose(p *v1alpha1.FlinkBlueGreenDeployment) bool {
 // FinalSnapshotName is the FlinkStateSnapshot a deletion of p takes: one
 // per object (its uid), so a later object of the same name takes its own.
 func FinalSnapshotName(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	return recordName(p, "final")
+}
+
+// laterRecordName is the record a deletion of p keeps when its final
+// savepoint failed and a savepoint newer than the one the final record
+// names has completed since: newer, it is the one a later object reads.
+func laterRecordName(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	return recordName(p, "last")
+}
+
+func recordName(p *v1alpha1.FlinkBlueGreenDeployment, kind string) string {
 	h := sha256.Sum256([]byte(p.Namespace + "/" + p.Name + "/" + string(p.UID)))
 	sum := hex.EncodeToString(h[:])[:10]
-	return dnsPrefix(p.Name, 63-len("-final-")-len(sum)) + "-final-" + sum
+	return dnsPrefix(p.Name, 63-len(kind)-2-len(sum)) + "-" + kind + "-" + sum
 }
 
 // settled reports a record whose content will not change: complete as
@@ -198,6 +209,9 @@ func (d *decider) finalizing() {
 		refused = rej.Action.ChildName
 		d.event(true, "ChildDeletionRefused", "%s; the garbage collector deletes the children it owns", rej.cause("the API server refused to delete FlinkDeployment ", refused))
 	}
+	if g := d.holderChild(); h == nil && g != nil {
+		d.recordDeleted(g)
+	}
 	waiting := h != nil && refused != h.Name && d.awaitsFinalSavepoint(h)
 	for _, c := range []*Child{d.in.Blue, d.in.Green} {
 		// The other colour at once: it holds no state the record needs.
@@ -214,8 +228,17 @@ func (d *decider) finalizing() {
 
 // stateHolder is the child whose job holds the state: the active colour,
 // also during a transition, unless only the new colour runs; nil when
-// none is left.
+// none is left, or it is being deleted.
 func (d *decider) stateHolder() *Child {
+	if ch := d.holderChild(); ch != nil && !ch.Deleting {
+		return ch
+	}
+	return nil
+}
+
+// holderChild is the child of the colour that holds the state, being
+// deleted or not; nil when none (but an earlier object's) is left.
+func (d *decider) holderChild() *Child {
 	s := d.st.BlueGreenState
 	var c Color
 	switch {
@@ -230,10 +253,32 @@ func (d *decider) stateHolder() *Child {
 	default:
 		return d.adoptee()
 	}
-	if ch := d.child(c); ch != nil && !ch.Deleting && !ch.Foreign {
+	if ch := d.child(c); ch != nil && !ch.Foreign {
 		return ch
 	}
 	return nil
+}
+
+// recordDeleted records the state of a holder something else deletes
+// first (a foreground deletion, a child deleted by hand): too late for a
+// savepoint, its last completed one is kept, or, with none known, a
+// savepoint is asked for that the Flink operator fails (the job is being
+// cancelled), so that a later object of the name does not start empty.
+func (d *decider) recordDeleted(g *Child) {
+	name := FinalSnapshotName(d.p)
+	if !g.Spec.Stateful() || d.st.Savepoint != nil && d.st.Savepoint.Name == name {
+		return
+	}
+	lc := d.lastCompleted(g)
+	if rej := d.in.Rejection; rej != nil && rej.Action.Type == CreateSnapshot {
+		d.event(true, "FinalSavepointRefused", "%s; FlinkDeployment %s was deleted first and no record is kept",
+			rej.cause("the API server refused the state record ", name), g.Name)
+		return
+	}
+	d.askFinalSavepoint(g, name, lc)
+	d.st.Savepoint.Path = lc
+	d.event(true, "ChildDeletedFirst", "FlinkDeployment %s was deleted before its final savepoint could be taken (a foreground deletion, or by hand): %s",
+		g.Name, d.nextStart(lc))
 }
 
 // stateColour is the colour a state names (ACTIVE_X, SAVEPOINTING_X,
@@ -246,10 +291,11 @@ func stateColour(s v1alpha1.BlueGreenState) Color {
 }
 
 // awaitsFinalSavepoint asks for, or waits for, the final savepoint of h's
-// job; false once there is nothing (more) to wait for. A job that does
-// not run is recorded by its last completed savepoint; with none known,
-// a savepoint is asked for anyway: the Flink operator fails it, and the
-// failed record says that no state was kept.
+// job; false once there is nothing (more) to wait for. A stopped job
+// (jobStopped) is recorded by its last completed savepoint; any other,
+// one restarting included, is asked for a savepoint, the last completed
+// one being what the record holds if it fails or times out; with none
+// known, the failed record says that no state was kept.
 func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 	if !h.Spec.Stateful() {
 		return false
@@ -272,6 +318,9 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):
 		d.event(true, "FinalSavepointFailed", "final savepoint %s of %s %s (%s): the children are deleted; %s",
 			name, h.Name, strings.ToLower(snap.State), orDash(snap.Error), d.nextStart(lc))
+		if lc != "" && lc != snap.LastCompleted {
+			d.recordLater(h, lc)
+		}
 	case !d.now.Before(d.deletionDeadline()):
 		if !asked && snap == nil {
 			d.askFinalSavepoint(h, name, lc) // the record, whatever it holds
@@ -284,7 +333,7 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 		}
 		d.waitFinal(name, h)
 		return true
-	case h.JobState != JobRunning && lc != "":
+	case h.jobStopped() && lc != "":
 		d.askFinalSavepoint(h, name, lc)
 		d.st.Savepoint.Path = lc
 		d.event(false, "StateRecorded", "%s does not run (%s): its last savepoint %s is kept as FlinkStateSnapshot %s for a FlinkBlueGreenDeployment named %s created later",
@@ -302,6 +351,15 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 func (d *decider) waitFinal(name string, h *Child) {
 	d.progressing("FinalSavepoint", "taking the final savepoint %s of %s before deletion", name, h.Name)
 	d.requeue(min(d.t.interval, d.deletionDeadline().Sub(d.now)))
+}
+
+// recordLater keeps lc, a savepoint of h's job that completed after the
+// final record was asked for (an upgrade's, a transition's), in a newer
+// record, the final one having failed.
+func (d *decider) recordLater(h *Child, lc string) {
+	format, _ := savepointFormat(&h.Spec)
+	d.createSnapshot(&SnapshotSpec{Name: laterRecordName(d.p), JobName: h.Name, FormatType: format, Revision: h.Revision,
+		Record: &RecordSpec{JobID: h.JobID, LastCompleted: lc, Existing: lc}})
 }
 
 // nextStart says where a later object of the name starts from.

@@ -434,3 +434,108 @@ func TestUnknownInitialStateFailsTheFirstDeploymentClearly(t *testing.T) {
 		w.fatalf("initial-state: none: %v %s %q", w.childNames(), w.status().JobStatus.State, w.status().Error)
 	}
 }
+
+// A child something else deletes first (a foreground deletion of the
+// parent, a child deleted by hand) cannot be savepointed any more: its
+// last completed savepoint is recorded, or, with none known, a record
+// that holds none, so that a later object does not start empty.
+func TestHolderDeletedFirstStillLeavesARecord(t *testing.T) {
+	t.Run("last savepoint known", func(t *testing.T) {
+		w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+		w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
+		w.children[Blue].Deleting = true
+		w.deleteParent()
+		d := w.step()
+		rec := recordAsked(d)
+		if rec == nil || rec.Record.Existing != "/sp/upgrade-1" || !d.Finalize || eventMessage(d, "ChildDeletedFirst") == "" {
+			w.fatalf("want /sp/upgrade-1 recorded and a warning: %s %+v %s", describeActions(d.Actions), rec, describeEvents(d.Events))
+		}
+	})
+	t.Run("no savepoint known", func(t *testing.T) {
+		w := deployed(t, v1alpha1.UpgradeModeLastState)
+		w.parent.Spec.Template.Spec.Job.InitialSavepointPath = ""
+		w.children[Blue].Spec.Job.InitialSavepointPath = ""
+		w.children[Blue].Deleting = true
+		w.deleteParent()
+		d := w.step()
+		rec := recordAsked(d)
+		if rec == nil || rec.Record.Existing != "" || !d.Finalize || !strings.Contains(eventMessage(d, "ChildDeletedFirst"), "does not start until") {
+			w.fatalf("want a record that holds no savepoint: %s %+v %s", describeActions(d.Actions), rec, describeEvents(d.Events))
+		}
+		if d = w.step(); recordAsked(d) != nil || eventMessage(d, "ChildDeletedFirst") != "" {
+			w.fatalf("recorded twice: %s %s", describeActions(d.Actions), describeEvents(d.Events))
+		}
+	})
+}
+
+// A job restarting goes on from state newer than its last savepoint: the
+// deletion asks it for a fresh one, and keeps the last completed one only
+// if that fails.
+func TestDeletionOfARestartingJobAsksForAFreshSavepoint(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
+	w.children[Blue].LifecycleState, w.children[Blue].JobState = "DEPLOYED", "RESTARTING"
+	w.deleteParent()
+	d := w.step()
+	rec := recordAsked(d)
+	if rec == nil || rec.Record.Existing != "" || rec.Record.LastCompleted != "/sp/upgrade-1" || d.Finalize {
+		w.fatalf("want a fresh savepoint asked, /sp/upgrade-1 kept beside it: %s %+v", describeActions(d.Actions), rec)
+	}
+	w.failSnapshot(SnapshotFailed, "job not running")
+	d = w.step()
+	if !d.Finalize || !strings.Contains(eventMessage(d, "FinalSavepointFailed"), "/sp/upgrade-1") || recordAsked(d) != nil {
+		w.fatalf("want the deletion to end naming /sp/upgrade-1, with no second record: %s %s", describeActions(d.Actions), describeEvents(d.Events))
+	}
+}
+
+// A savepoint that completes while the final one is asked for (the Flink
+// operator's upgrade savepoint) is newer than the one the final record
+// names: when the final savepoint fails, a newer record keeps it.
+func TestFailedFinalSavepointKeepsASavepointThatCompletedMeanwhile(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
+	w.deleteParent()
+	rec := recordAsked(w.step())
+	if rec == nil || rec.Record.LastCompleted != "/sp/upgrade-1" {
+		w.fatalf("want /sp/upgrade-1 beside the final savepoint: %+v", rec)
+	}
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-2"
+	w.failSnapshot(SnapshotFailed, "checkpoint coordinator down")
+	d := w.step()
+	later := recordAsked(d)
+	if later == nil || later.Name == rec.Name || later.Record.Existing != "/sp/upgrade-2" || !d.Finalize {
+		w.fatalf("want /sp/upgrade-2 kept in a newer record: %s finalize=%v", describeActions(d.Actions), d.Finalize)
+	}
+}
+
+func TestRestoreFromItsOwnNameWithoutARecordFails(t *testing.T) {
+	w := fresh(t, nil)
+	w.annotate(v1alpha1.RestoreFromAnnotation, "orders")
+	w.step()
+	if len(w.children) != 0 || w.status().JobStatus.State != v1alpha1.JobFailing || !strings.Contains(w.status().Error, "bggitops.dev/restore-from names orders") {
+		w.fatalf("a restore asked for started with no record: %v %q", w.childNames(), w.status().Error)
+	}
+}
+
+// A deletion's forced end (the adapter's, on errors that last) counts
+// from the latest of the deletion, the moment it was first seen and the
+// final savepoint's request.
+func TestDeletionOverdueCountsFromWhenTheDeletionWasSeenAndAsked(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	deleted := w.now
+	limit := 10*time.Minute + 15*time.Second // the savepoint timeout and the reschedule interval
+	if !DeletionOverdue(w.parent, deleted, deleted.Add(limit)) || DeletionOverdue(w.parent, deleted, deleted.Add(limit-time.Second)) {
+		t.Fatalf("from the deletion: not overdue at %s", limit)
+	}
+	seen := deleted.Add(time.Hour) // the controller was down
+	if DeletionOverdue(w.parent, seen, seen.Add(time.Second)) || !DeletionOverdue(w.parent, seen, seen.Add(limit)) {
+		t.Fatal("a deletion first seen late is overdue before its whole deadline")
+	}
+	w.advance(2 * time.Hour)
+	w.step() // asks for the final savepoint now
+	asked := w.now
+	if DeletionOverdue(w.parent, seen, asked.Add(time.Second)) || !DeletionOverdue(w.parent, seen, asked.Add(limit)) {
+		t.Fatal("not counted from the final savepoint's request")
+	}
+}

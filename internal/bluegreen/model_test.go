@@ -69,7 +69,7 @@ type model struct {
 	// Gone: the object was deleted (its finalizer removed); only a
 	// re-creation from Git brings it back (model_lifecycle_test.go).
 	Gone      bool
-	Fresh     bool // re-created, none of its jobs made active yet
+	Fresh     bool             // re-created, none of its jobs made active yet
 	seen      map[Color]mChild // the children as the reconcile under way observed them
 	decidedAt time.Time        // when the requests landing now were decided, if not now
 }
@@ -271,7 +271,7 @@ func (m *model) input() Input {
 	m.observeRecord(&in)
 	if sp := m.P.Status.Savepoint; sp != nil && m.Snaps[sp.Name] != nil {
 		s := m.Snaps[sp.Name]
-		in.Snapshot = &Snapshot{Name: sp.Name, State: s.State, Path: s.Path, Created: s.At.Truncate(time.Second)}
+		in.Snapshot = &Snapshot{Name: sp.Name, State: s.State, Path: s.Path, LastCompleted: s.LastCompleted, Created: s.At.Truncate(time.Second)}
 	}
 	return in
 }

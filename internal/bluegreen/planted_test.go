@@ -92,7 +92,7 @@ var plantedBugs = []plantedBug{
 		"(c != h || !waiting)",
 		"true"},
 	{"a deletion records a running job by its last savepoint instead of taking one", "lifecycle.go",
-		"case h.JobState != JobRunning && lc != \"\":",
+		"case h.jobStopped() && lc != \"\":",
 		"case !h.Ready() && lc != \"\":"},
 }
 

@@ -107,6 +107,21 @@ func (c *Child) suspended() bool {
 	return c.suspendedSpec() && c.Observed() && c.LifecycleState == LifecycleSuspended
 }
 
+// jobStopped reports a job whose state a savepoint cannot take now and
+// that will not change before it is started again: stopped for good
+// (failed, cancelled, finished, suspended), or stopped by the Flink
+// operator with its upgrade savepoint, for an upgrade. A job restarting
+// or being deployed is not: it goes on from state newer than any
+// savepoint.
+func (c *Child) jobStopped() bool {
+	switch c.JobState {
+	case "FAILED", "CANCELED", "FINISHED", "SUSPENDED":
+		return true
+	}
+	upgrading := c.LifecycleState == "UPGRADING" && c.Spec.UpgradeModeOrDefault() == v1alpha1.UpgradeModeSavepoint && c.UpgradeSavepointPath != ""
+	return c.suspendedSpec() || upgrading
+}
+
 func (c *Child) describe() string {
 	s := "lifecycle " + orDash(c.LifecycleState) + ", job " + orDash(c.JobState)
 	if !c.Observed() {
@@ -137,6 +152,9 @@ type Snapshot struct {
 	State string
 	Path  string
 	Error string
+	// LastCompleted is a state record's LastCompletedSavepointAnnotation:
+	// the savepoint it holds should its own fail.
+	LastCompleted string
 	// Created is metadata.creationTimestamp: a savepoint asked for again
 	// under the same name (a wiped status) is as old as the first ask.
 	Created time.Time

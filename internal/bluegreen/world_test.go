@@ -183,10 +183,17 @@ func (w *world) act(a Action) {
 		}
 	case CreateSnapshot:
 		if _, ok := w.snaps[a.Snapshot.Name]; !ok {
-			w.snaps[a.Snapshot.Name] = &simSnap{Snapshot: Snapshot{Name: a.Snapshot.Name, State: SnapshotTriggerPending},
+			w.snaps[a.Snapshot.Name] = &simSnap{Snapshot: Snapshot{Name: a.Snapshot.Name, State: SnapshotTriggerPending, LastCompleted: recordLastCompleted(a.Snapshot)},
 				job: a.Snapshot.JobName, lineage: w.lineage[a.Snapshot.JobName]}
 		}
 	}
+}
+
+func recordLastCompleted(s *SnapshotSpec) string {
+	if s.Record == nil {
+		return ""
+	}
+	return s.Record.LastCompleted
 }
 
 func (w *world) applyChild(cs *ChildSpec) {

@@ -210,7 +210,7 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 	}
 	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
 	return &bluegreen.Snapshot{Name: u.GetName(), State: str("status", "state"), Path: str("status", "path"), Error: str("status", "error"),
-		Created: u.GetCreationTimestamp().Time}, nil
+		LastCompleted: u.GetAnnotations()[v1alpha1.LastCompletedSavepointAnnotation], Created: u.GetCreationTimestamp().Time}, nil
 }
 
 // missingFlinkCRD explains a cluster without the Flink operator's CRDs.

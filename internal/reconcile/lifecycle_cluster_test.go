@@ -9,6 +9,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +177,33 @@ func TestRecreatedObjectWaitsForTheChildrenOfTheEarlierOne(t *testing.T) {
 	eventually(t, ns, "ACTIVE_BLUE again", state(t, ns, "orders", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
 	blue, _ = child(ns, "orders-blue")
 	assertRestoredFrom(t, blue, job)
+}
+
+// TestForegroundDeletionLeavesARecordTheNextObjectHonours: with
+// `kubectl delete --cascade=foreground` the garbage collector deletes the
+// children while the final savepoint may still be asked for; whatever the
+// race, a record is kept, and the next object of the name starts from
+// its savepoint or, when it holds none, fails saying so: it never starts
+// from empty state.
+func TestForegroundDeletionLeavesARecordTheNextObjectHonours(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	deployBlue(t, ns, "orders")
+	require.NoError(t, env.Client.Delete(t.Context(), getFBGD(t, ns, "orders"), client.PropagationPolicy(metav1.DeletePropagationForeground)))
+	eventually(t, ns, "orders gone with its children", func() bool {
+		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "orders"}, &v1alpha1.FlinkBlueGreenDeployment{})
+		_, b := child(ns, "orders-blue")
+		return apierrors.IsNotFound(err) && !b
+	})
+	require.NotEmpty(t, records(t, ns, "orders"), "a foreground deletion keeps a record")
+
+	require.NoError(t, env.Client.Create(t.Context(), fbgdObject(t, ns, "orders", 2, "flink:1.20.0", "")))
+	eventually(t, ns, "restored, or failed for want of a savepoint", func() bool {
+		if b, ok := child(ns, "orders-blue"); ok {
+			require.NotEmpty(t, nested(b, "spec", "job", "initialSavepointPath"), "the next job starts from empty state")
+			return true
+		}
+		st := getFBGD(t, ns, "orders").Status
+		return st.JobStatus.State == v1alpha1.JobFailing && strings.Contains(st.Error, "holds no completed savepoint")
+	})
 }

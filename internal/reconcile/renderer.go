@@ -19,6 +19,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // Renderer renders a checkout with kustomize and remembers the last render
@@ -35,6 +36,9 @@ type Renderer struct {
 	Options render.Options
 	// Mapper tells cluster-scoped kinds that the build does not know.
 	Mapper meta.RESTMapper
+	// Worker, when set, runs every build in a worker process the OS
+	// bounds (see package worker); in-process when nil.
+	Worker *worker.Pool
 
 	mu    sync.Mutex
 	cache map[types.NamespacedName]rendered
@@ -64,7 +68,7 @@ func (r *Renderer) Render(ctx context.Context, gr *v1alpha1.GitRepository, dir, 
 	o.Revision, o.Source, o.TargetNamespace = revision, gr.SourceValue(), gr.Spec.TargetNamespace
 	o.Tenant = gr.Namespace
 	o.IsClusterScoped = r.clusterScoped
-	objs, err := render.BuildContext(ctx, dir, gr.GetPath(), o)
+	objs, err := r.build(ctx, dir, gr.GetPath(), o)
 	if err != nil {
 		if terminalRender(ctx, err) {
 			r.store(id, rendered{key: key, err: err})
@@ -73,6 +77,24 @@ func (r *Renderer) Render(ctx context.Context, gr *v1alpha1.GitRepository, dir, 
 	}
 	r.store(id, rendered{key: key, objs: objs})
 	return deepCopy(objs), nil
+}
+
+// build runs one build, in a worker when there is one; the worker's
+// objects get their target namespace here, from the RESTMapper.
+func (r *Renderer) build(ctx context.Context, dir, path string, o render.Options) ([]*unstructured.Unstructured, error) {
+	if r.Worker == nil {
+		return render.BuildContext(ctx, dir, path, o)
+	}
+	ns := o.TargetNamespace
+	o.TargetNamespace, o.IsClusterScoped = "", nil
+	objs, err := r.Worker.Build(ctx, dir, path, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := render.Namespace(objs, ns, r.clusterScoped); err != nil {
+		return nil, &render.BuildError{Path: path, Err: err}
+	}
+	return objs, nil
 }
 
 // terminalRender reports whether a failed build would fail again unchanged:

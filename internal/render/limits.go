@@ -42,6 +42,10 @@ const (
 	LimitBytes     = "bytes read"
 	LimitObjects   = "objects"
 	LimitNodes     = "YAML nodes"
+	// The limits a render worker process runs under (see internal/worker).
+	LimitMemory = "memory"
+	LimitCPU    = "CPU time"
+	LimitStack  = "stack"
 )
 
 // LimitError says which limit a build hit.
@@ -58,6 +62,9 @@ type LimitError struct {
 	// Without it, a time limit is the build's own: it would take as long
 	// again.
 	Waiting bool
+	// Peak is what the build was measured to use when it was stopped (a
+	// worker's peak resident memory, in bytes), 0 when not measured.
+	Peak int64
 }
 
 func (e *LimitError) Error() string {
@@ -88,6 +95,16 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf("%s: more than %d YAML nodes read (every key, value and list item counts, "+
 			"long text one per %d bytes, aliases as expanded%s%s)%s",
 			ErrLimitExceeded, e.Max, bytesPerNode, repeatShort, perObject, raise)
+	case LimitMemory:
+		return fmt.Sprintf("%s: the build's worker process ran out of its memory limit of %s (peak resident %d MiB)%s",
+			ErrLimitExceeded, byteSize(e.Max), e.Peak>>20, raise)
+	case LimitCPU:
+		return fmt.Sprintf("%s: the build's worker process used more than its CPU time limit of %s%s",
+			ErrLimitExceeded, time.Duration(e.Max), raise)
+	case LimitStack:
+		return fmt.Sprintf("%s: the build's worker process overflowed its stack limit of %s "+
+			"(kustomize recursing without end: a YAML alias inside its own anchor, a schema or CRD that refers to itself)",
+			ErrLimitExceeded, byteSize(e.Max))
 	}
 	return fmt.Sprintf("%s: %s %d", ErrLimitExceeded, e.Limit, e.Max)
 }

@@ -74,6 +74,22 @@ func scopeOf(objs []*unstructured.Unstructured, hook func(schema.GroupVersionKin
 	}
 }
 
+// Namespace sets ns as the namespace of every namespaced object of a build
+// made without a TargetNamespace (a worker's, which has no RESTMapper),
+// deciding scopes as a build with it does, and checks and sorts the
+// result again.
+func Namespace(objs []*unstructured.Unstructured, ns string, isClusterScoped func(schema.GroupVersionKind) (bool, bool)) error {
+	if ns == "" {
+		return nil
+	}
+	setNamespace(objs, ns, scopeOf(objs, isClusterScoped))
+	if err := checkDuplicates(objs); err != nil {
+		return err
+	}
+	objects.Sort(objs)
+	return nil
+}
+
 func setNamespace(objs []*unstructured.Unstructured, ns string, clusterScoped func(*unstructured.Unstructured) bool) {
 	for _, u := range objs {
 		if !clusterScoped(u) {

@@ -1,0 +1,30 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package worker runs a kustomize build of a tenant's repository in a
+// child process that the operating system bounds, so that no input can
+// take the controller down with it: a stack overflow, a fatal error of
+// the Go runtime, running out of memory or CPU end the worker, and fail
+// only that build.
+//
+// The controller re-executes its own binary with one fixed argument (Arg;
+// no shell, nothing of the request on the command line) and sends the
+// request on stdin. Before it builds, the worker sets its own limits:
+// RLIMIT_DATA with a Go soft memory limit below it (the Go runtime
+// respects both; RLIMIT_AS would count reserved address space, which the
+// runtime maps far beyond its use), RLIMIT_CPU, RLIMIT_NOFILE,
+// RLIMIT_FSIZE, and a maximum goroutine stack. With remote bases off it
+// also refuses every HTTP request and finds no git binary: switches that
+// are process-wide, and so could never be thrown in the controller, whose
+// forge and git clients share them. The parent kills the worker at the
+// build's deadline and reads its answer through a bounded reader.
+//
+// Pool runs at most Slots workers at once, one per tenant (namespace); a
+// build that finds no free slot waits, and a worker killed frees its slot
+// at once: nothing is left running.
+//
+// Off Linux, and for the CLI, builds run in-process (render.BuildContext).
+package worker

@@ -1,0 +1,12 @@
+//go:build !linux
+
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package worker
+
+// rlimit: off Linux builds run in-process (Supported is false).
+func rlimit(request) error { return nil }

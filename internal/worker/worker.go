@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime/debug"
+
+	"bggitops.dev/bg-gitops/internal/render"
+)
+
+// maxRequest bounds the request a worker reads.
+const maxRequest = 1 << 20
+
+// Requested reports whether this process was started as a render worker.
+func Requested() bool { return len(os.Args) == 2 && os.Args[1] == Arg }
+
+// init makes every binary that links the package (bg-gitops, and the test
+// binaries of the packages that run the controller) a render worker when
+// started as one, before its own main or TestMain runs.
+func init() {
+	if Requested() {
+		os.Exit(Main())
+	}
+}
+
+// Main is the render worker: it reads one request on stdin, sets its
+// limits, builds, writes the answer on stdout and returns the exit code.
+func Main() int {
+	var req request
+	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
+		fmt.Fprintln(os.Stderr, "render worker: reading the request:", err)
+		return 2
+	}
+	if err := setLimits(req); err != nil {
+		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
+		return 2
+	}
+	if !req.AllowRemoteBases {
+		offline()
+	}
+	resp := build(req)
+	if err := json.NewEncoder(os.Stdout).Encode(resp); err != nil {
+		fmt.Fprintln(os.Stderr, "render worker: writing the answer:", err)
+		return 2
+	}
+	return 0
+}
+
+// setLimits bounds this process: the Go runtime's soft memory limit a
+// little below the hard one (RLIMIT_DATA, set by rlimit), and the stack.
+func setLimits(req request) error {
+	if req.MaxStack > 0 {
+		debug.SetMaxStack(int(req.MaxStack))
+	}
+	if req.MaxMemory > 0 {
+		debug.SetMemoryLimit(req.MaxMemory / 10 * 8)
+	}
+	return rlimit(req)
+}
+
+// offline refuses every HTTP request of this process and leaves it no
+// git to run: a build with remote bases off touches nothing but the
+// repository, whatever kustomize tries.
+func offline() {
+	refuse := roundTripper(func(r *http.Request) (*http.Response, error) {
+		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), render.ErrRemoteRefused)
+	})
+	http.DefaultTransport = refuse
+	http.DefaultClient.Transport = refuse
+	_ = os.Setenv("PATH", "")
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func build(req request) response {
+	o := render.Options{AllowRemoteBases: req.AllowRemoteBases, AllowFileURLs: req.AllowFileURLs,
+		Revision: req.Revision, Source: req.Source, Limits: req.Limits}
+	// The parent kills the worker at the deadline; the build's own is
+	// kept, so that a build that ends in time says which limit it hit.
+	objs, err := render.BuildContext(context.Background(), req.Root, req.Path, o)
+	if err != nil {
+		return response{Error: toWire(err)}
+	}
+	resp := response{Objects: make([]json.RawMessage, 0, len(objs))}
+	for _, u := range objs {
+		b, err := u.MarshalJSON()
+		if err != nil {
+			return response{Error: toWire(errors.Join(fmt.Errorf("encoding %s", u.GetName()), err))}
+		}
+		resp.Objects = append(resp.Objects, b)
+	}
+	return resp
+}
