@@ -77,8 +77,11 @@ func newDecider(in Input) (*decider, error) {
 		return nil, errors.New("spec.template.spec.job is required: FlinkBlueGreenDeployment runs application-mode jobs only")
 	}
 	t, err := parseTimers(in.Parent.Spec.Configuration)
-	if err != nil {
+	if err != nil && in.Parent.DeletionTimestamp.IsZero() {
 		return nil, err
+	}
+	if err != nil {
+		t, _ = parseTimers(nil) // a deletion still savepoints, on the defaults
 	}
 	d := &decider{in: in, p: in.Parent, spec: &in.Parent.Spec, t: t, now: in.Now}
 	d.st = *in.Parent.Status.DeepCopy()

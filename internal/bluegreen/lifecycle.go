@@ -57,20 +57,9 @@ func StartsEmptyOnPurpose(p *v1alpha1.FlinkBlueGreenDeployment) bool {
 // FinalSnapshotName is the FlinkStateSnapshot a deletion of p takes: one
 // per object (its uid), so a later object of the same name takes its own.
 func FinalSnapshotName(p *v1alpha1.FlinkBlueGreenDeployment) string {
-	return recordName(p, "final")
-}
-
-// laterRecordName is the record a deletion of p keeps when its final
-// savepoint failed and a savepoint newer than the one the final record
-// names has completed since: newer, it is the one a later object reads.
-func laterRecordName(p *v1alpha1.FlinkBlueGreenDeployment) string {
-	return recordName(p, "last")
-}
-
-func recordName(p *v1alpha1.FlinkBlueGreenDeployment, kind string) string {
 	h := sha256.Sum256([]byte(p.Namespace + "/" + p.Name + "/" + string(p.UID)))
 	sum := hex.EncodeToString(h[:])[:10]
-	return dnsPrefix(p.Name, 63-len(kind)-2-len(sum)) + "-" + kind + "-" + sum
+	return dnsPrefix(p.Name, 63-len("-final-")-len(sum)) + "-final-" + sum
 }
 
 // settled reports a record whose content will not change: complete as
@@ -190,16 +179,20 @@ func (d *decider) noRecord(msg string) {
 func (d *decider) finalizing() {
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
 	d.setJob(v1alpha1.JobReconciling, "") // its job is being stopped
-	h := d.stateHolder()
-	if s := d.st.BlueGreenState; h != nil && s == "" || s.InProgress() {
+	g := d.holderChild()                  // being deleted or not
+	var h *Child                          // the holder a savepoint can still be taken of
+	if g != nil && !g.Deleting {
+		h = g
+	}
+	if s := d.st.BlueGreenState; g != nil && s == "" || s.InProgress() {
 		// The transition is over (or the status was lost): the holder
 		// is the active colour, or, with none left, the colour that was.
 		c := stateColour(s)
 		if s.Transitioning() {
 			c = c.Other()
 		}
-		if h != nil {
-			c = h.Color
+		if g != nil {
+			c = g.Color
 		}
 		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(c), d.childName(c)
 		d.resetMarkers()
@@ -209,7 +202,7 @@ func (d *decider) finalizing() {
 		refused = rej.Action.ChildName
 		d.event(true, "ChildDeletionRefused", "%s; the garbage collector deletes the children it owns", rej.cause("the API server refused to delete FlinkDeployment ", refused))
 	}
-	if g := d.holderChild(); h == nil && g != nil {
+	if h == nil && g != nil {
 		d.recordDeleted(g)
 	}
 	waiting := h != nil && refused != h.Name && d.awaitsFinalSavepoint(h)
@@ -226,17 +219,8 @@ func (d *decider) finalizing() {
 	d.out.Finalize = true
 }
 
-// stateHolder is the child whose job holds the state: the active colour,
-// also during a transition, unless only the new colour runs; nil when
-// none is left, or it is being deleted.
-func (d *decider) stateHolder() *Child {
-	if ch := d.holderChild(); ch != nil && !ch.Deleting {
-		return ch
-	}
-	return nil
-}
-
-// holderChild is the child of the colour that holds the state, being
+// holderChild is the child whose job holds the state: the active colour,
+// also during a transition, unless only the new colour runs; being
 // deleted or not; nil when none (but an earlier object's) is left.
 func (d *decider) holderChild() *Child {
 	s := d.st.BlueGreenState
@@ -251,10 +235,23 @@ func (d *decider) holderChild() *Child {
 			c = c.Other()
 		}
 	default:
-		return d.adoptee()
+		if a := d.adoptee(); a != nil {
+			return a
+		}
+		return d.deletingChild() // the status was lost, and so were they
 	}
 	if ch := d.child(c); ch != nil && !ch.Foreign {
 		return ch
+	}
+	return nil
+}
+
+// deletingChild is a child of the parent being deleted, if any.
+func (d *decider) deletingChild() *Child {
+	for _, c := range []*Child{d.in.Blue, d.in.Green} {
+		if c != nil && c.Deleting && !c.Foreign {
+			return c
+		}
 	}
 	return nil
 }
@@ -317,16 +314,16 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 			snap.Path, h.Name, name, d.p.Name)
 	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):
 		d.event(true, "FinalSavepointFailed", "final savepoint %s of %s %s (%s): the children are deleted; %s",
-			name, h.Name, strings.ToLower(snap.State), orDash(snap.Error), d.nextStart(lc))
-		if lc != "" && lc != snap.LastCompleted {
-			d.recordLater(h, lc)
-		}
+			name, h.Name, strings.ToLower(snap.State), orDash(snap.Error), d.nextStart(snap.LastCompleted))
 	case !d.now.Before(d.deletionDeadline()):
-		if !asked && snap == nil {
+		recorded := lc
+		if snap != nil {
+			recorded = snap.LastCompleted
+		} else if !asked {
 			d.askFinalSavepoint(h, name, lc) // the record, whatever it holds
 		}
 		d.event(true, "FinalSavepointTimedOut", "final savepoint %s of %s did not complete within %s: the children are deleted; %s",
-			name, h.Name, d.t.savepointTimeout, d.nextStart(lc))
+			name, h.Name, d.t.savepointTimeout, d.nextStart(recorded))
 	case asked || snap != nil:
 		if snap == nil {
 			d.askFinalSavepoint(h, name, "") // not in the cache yet, or deleted: AlreadyExists is fine
@@ -351,15 +348,6 @@ func (d *decider) awaitsFinalSavepoint(h *Child) bool {
 func (d *decider) waitFinal(name string, h *Child) {
 	d.progressing("FinalSavepoint", "taking the final savepoint %s of %s before deletion", name, h.Name)
 	d.requeue(min(d.t.interval, d.deletionDeadline().Sub(d.now)))
-}
-
-// recordLater keeps lc, a savepoint of h's job that completed after the
-// final record was asked for (an upgrade's, a transition's), in a newer
-// record, the final one having failed.
-func (d *decider) recordLater(h *Child, lc string) {
-	format, _ := savepointFormat(&h.Spec)
-	d.createSnapshot(&SnapshotSpec{Name: laterRecordName(d.p), JobName: h.Name, FormatType: format, Revision: h.Revision,
-		Record: &RecordSpec{JobID: h.JobID, LastCompleted: lc, Existing: lc}})
 }
 
 // nextStart says where a later object of the name starts from.
@@ -407,19 +395,25 @@ func (d *decider) savepointOfRollout(name string) bool {
 }
 
 // deletionDeadline is when a deletion stops waiting for its final
-// savepoint: the savepoint timeout after it was asked for (the snapshot's
-// creation, else the request the status records), or from now when it
-// has not been: a deletion first seen late (the controller was down)
-// still asks for one.
+// savepoint: the savepoint timeout after it was first asked for (the
+// earlier of the snapshot's creation and the request the status records:
+// a snapshot deleted and asked for again gets no new timeout), or from
+// now when it has not been: a deletion first seen late (the controller
+// was down) still asks for one.
 func (d *decider) deletionDeadline() time.Time {
 	name := FinalSnapshotName(d.p)
+	var asked time.Time
 	if s := d.in.Snapshot; s != nil && s.Name == name && !s.Created.IsZero() {
-		return s.Created.Add(d.t.savepointTimeout)
+		asked = s.Created
 	}
-	if sp := d.in.Parent.Status.Savepoint; sp != nil && sp.Name == name && sp.TriggerTimestamp != nil {
-		return sp.TriggerTimestamp.Add(d.t.savepointTimeout)
+	if sp := d.in.Parent.Status.Savepoint; sp != nil && sp.Name == name && sp.TriggerTimestamp != nil &&
+		(asked.IsZero() || sp.TriggerTimestamp.Time.Before(asked)) {
+		asked = sp.TriggerTimestamp.Time
 	}
-	return d.now.Add(d.t.savepointTimeout)
+	if asked.IsZero() {
+		asked = d.now
+	}
+	return asked.Add(d.t.savepointTimeout)
 }
 
 // firstPath is the initialSavepointPath of the first job, re-applied: the
@@ -438,9 +432,10 @@ func (d *decider) firstPath() string {
 // savepoint timeout and one reschedule interval to run, and still fail:
 // the adapter then lets the deletion complete (removes the finalizer) and
 // leaves the children to the garbage collector, rather than hold the
-// object for ever. The time counts from the latest of the deletion, the
-// moment the adapter first saw it (a deletion seen late, the controller
-// being down, has its whole deadline) and the final savepoint's request.
+// object for ever. The time counts from the later of the deletion and the
+// final savepoint's request, or, before one is recorded, the moment the
+// adapter first saw the deletion (a deletion seen late, the controller
+// being down, has its whole deadline).
 func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, seen, now time.Time) bool {
 	if p.DeletionTimestamp.IsZero() {
 		return false
@@ -450,11 +445,14 @@ func DeletionOverdue(p *v1alpha1.FlinkBlueGreenDeployment, seen, now time.Time) 
 		t, _ = parseTimers(nil)
 	}
 	start := p.DeletionTimestamp.Time
-	if seen.After(start) {
+	if sp := p.Status.Savepoint; sp != nil && sp.Name == FinalSnapshotName(p) && sp.TriggerTimestamp != nil {
+		// Asked: the request proves when it was seen (a replica that
+		// started since sees it late, and moves nothing).
+		if sp.TriggerTimestamp.After(start) {
+			start = sp.TriggerTimestamp.Time
+		}
+	} else if seen.After(start) {
 		start = seen
-	}
-	if sp := p.Status.Savepoint; sp != nil && sp.Name == FinalSnapshotName(p) && sp.TriggerTimestamp != nil && sp.TriggerTimestamp.After(start) {
-		start = sp.TriggerTimestamp.Time
 	}
 	return !now.Before(start.Add(t.savepointTimeout + t.interval))
 }

@@ -488,26 +488,6 @@ func TestDeletionOfARestartingJobAsksForAFreshSavepoint(t *testing.T) {
 	}
 }
 
-// A savepoint that completes while the final one is asked for (the Flink
-// operator's upgrade savepoint) is newer than the one the final record
-// names: when the final savepoint fails, a newer record keeps it.
-func TestFailedFinalSavepointKeepsASavepointThatCompletedMeanwhile(t *testing.T) {
-	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
-	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
-	w.deleteParent()
-	rec := recordAsked(w.step())
-	if rec == nil || rec.Record.LastCompleted != "/sp/upgrade-1" {
-		w.fatalf("want /sp/upgrade-1 beside the final savepoint: %+v", rec)
-	}
-	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-2"
-	w.failSnapshot(SnapshotFailed, "checkpoint coordinator down")
-	d := w.step()
-	later := recordAsked(d)
-	if later == nil || later.Name == rec.Name || later.Record.Existing != "/sp/upgrade-2" || !d.Finalize {
-		w.fatalf("want /sp/upgrade-2 kept in a newer record: %s finalize=%v", describeActions(d.Actions), d.Finalize)
-	}
-}
-
 func TestRestoreFromItsOwnNameWithoutARecordFails(t *testing.T) {
 	w := fresh(t, nil)
 	w.annotate(v1alpha1.RestoreFromAnnotation, "orders")
@@ -537,5 +517,108 @@ func TestDeletionOverdueCountsFromWhenTheDeletionWasSeenAndAsked(t *testing.T) {
 	asked := w.now
 	if DeletionOverdue(w.parent, seen, asked.Add(time.Second)) || !DeletionOverdue(w.parent, seen, asked.Add(limit)) {
 		t.Fatal("not counted from the final savepoint's request")
+	}
+}
+
+// The final record holds the savepoint the transition took: when the
+// final savepoint fails, the event names it, and no older one is
+// recorded over it.
+func TestFailedFinalSavepointDuringATransitionKeepsTheTransitionSavepoint(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-0" // an earlier in-place upgrade
+	transition := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	rec := recordAsked(w.step())
+	if rec == nil || !strings.HasSuffix(rec.Record.LastCompleted, transition) {
+		w.fatalf("the final record should carry the transition savepoint: %+v", rec)
+	}
+	w.failSnapshot(SnapshotFailed, "checkpoint coordinator down")
+	d := w.step()
+	if later := recordAsked(d); later != nil {
+		w.fatalf("a second record over the final one: %+v", later)
+	}
+	if m := eventMessage(d, "FinalSavepointFailed"); !strings.Contains(m, transition) {
+		w.fatalf("the event names another savepoint than the record holds: %q", m)
+	}
+}
+
+// A suspend the Flink operator has not acted on yet leaves the job
+// running: its state is newer than any savepoint, so the deletion asks
+// for a fresh one rather than recording an old one.
+func TestDeletionWhileASuspendIsUnobservedSavepointsTheRunningJob(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-0"
+	suspend(w, r2)
+	w.step()
+	b := w.mustChild(Blue)
+	b.Generation, b.ObservedGeneration = 2, 1
+	b.LifecycleState, b.JobState = LifecycleStable, JobRunning
+	w.deleteParent()
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "" || deletes(d, "orders-blue") {
+		w.fatalf("want a fresh final savepoint of the running job: %s %+v", describeActions(d.Actions), rec)
+	}
+}
+
+// A spec.configuration Decide refuses (a bad duration) does not stop a
+// deletion from savepointing: it runs on the default timers.
+func TestDeletionWithABadTimerStillTakesAFinalSavepoint(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.config(v1alpha1.AbortGracePeriodKey, "ten minutes-ish")
+	w.deleteParent()
+	d, err := Decide(w.input())
+	if err != nil {
+		t.Fatalf("the deletion of a running stateful job is refused: %v", err)
+	}
+	if rec := recordAsked(d); rec == nil || rec.JobName != "orders-blue" {
+		t.Fatalf("want a final savepoint of orders-blue: %s", describeActions(d.Actions))
+	}
+}
+
+// Once the final savepoint is asked for, the status proves when the
+// deletion was seen: a replica that starts later moves the forced end of
+// the deletion no further.
+func TestDeletionOverdueIsNotPostponedByAReplicaThatStartsLater(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	deleted := w.now
+	w.step()
+	limit := 10*time.Minute + 15*time.Second
+	if !DeletionOverdue(w.parent, deleted.Add(9*time.Minute), deleted.Add(limit)) {
+		t.Fatal("a replica that first saw the deletion later postponed its forced end")
+	}
+}
+
+// A final snapshot deleted while it is awaited and asked for again gets
+// no new timeout: the deadline counts from the first request.
+func TestRecreatedFinalSnapshotKeepsTheFirstDeadline(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.deleteParent()
+	w.step()
+	name := FinalSnapshotName(w.parent)
+	w.snaps[name].Created = w.now
+	w.advance(9 * time.Minute)
+	delete(w.snaps, name)
+	if d := w.step(); recordAsked(d) == nil {
+		w.fatalf("want it asked again: %s", describeActions(d.Actions))
+	}
+	w.snaps[name].Created = w.now
+	w.advance(time.Minute + 16*time.Second)
+	if d := w.step(); !d.Finalize {
+		w.fatalf("still waiting past the timeout of the first request (requeue %s)", d.RequeueAfter)
+	}
+}
+
+// With the status lost and the children already being deleted (a
+// foreground cascade), the last savepoint known is still recorded.
+func TestLostStatusAndAHolderDeletedFirstStillLeaveARecord(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	w.children[Blue].UpgradeSavepointPath = "/sp/upgrade-1"
+	w.parent.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{}
+	w.children[Blue].Deleting = true
+	w.deleteParent()
+	d := w.step()
+	if rec := recordAsked(d); rec == nil || rec.Record.Existing != "/sp/upgrade-1" {
+		w.fatalf("the stateful job goes with no record: %s finalize=%v", describeActions(d.Actions), d.Finalize)
 	}
 }

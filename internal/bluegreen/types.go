@@ -119,7 +119,7 @@ func (c *Child) jobStopped() bool {
 		return true
 	}
 	upgrading := c.LifecycleState == "UPGRADING" && c.Spec.UpgradeModeOrDefault() == v1alpha1.UpgradeModeSavepoint && c.UpgradeSavepointPath != ""
-	return c.suspendedSpec() || upgrading
+	return c.suspended() || upgrading
 }
 
 func (c *Child) describe() string {
@@ -153,7 +153,7 @@ type Snapshot struct {
 	Path  string
 	Error string
 	// LastCompleted is a state record's LastCompletedSavepointAnnotation:
-	// the savepoint it holds should its own fail.
+	// the savepoint it holds should its own fail or not complete.
 	LastCompleted string
 	// Created is metadata.creationTimestamp: a savepoint asked for again
 	// under the same name (a wiped status) is as old as the first ask.

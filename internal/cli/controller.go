@@ -31,6 +31,7 @@ import (
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/source"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 type controllerFlags struct {
@@ -46,6 +47,7 @@ type controllerFlags struct {
 	concurrent             int
 	watchLabelSelector     string
 	render                 render.Options
+	renderWorker           worker.Pool
 	maxCacheBytes          int64
 	concurrentPerNamespace int
 	git                    source.Limits
@@ -109,6 +111,9 @@ func newControllerCommand() *cobra.Command {
 	fl.StringSliceVar(&f.tenancy.ClusterWideNamespaces, "cluster-wide-namespaces", nil, "namespaces whose GitRepositories may apply into other namespaces and cluster-scoped objects (* for all); any other GitRepository writes only namespaced objects of its own namespace")
 	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may read or render (resources, list items, patches, generated objects; a file read n times counts n times); negative: no limit")
 	fl.Int64Var(&f.render.MaxNodes, "render-max-nodes", render.DefaultMaxNodes, "most YAML nodes one kustomize build may read (bounds its memory: about half a KiB per node); negative: no limit")
+	fl.Var(newQuantity(&f.renderWorker.MaxMemory, worker.DefaultMaxMemory), "render-max-memory", "memory of the worker process that runs one kustomize build (its data segment, RLIMIT_DATA); a build past it fails and nothing else does. Linux only")
+	fl.DurationVar(&f.renderWorker.MaxCPU, "render-max-cpu", worker.DefaultMaxCPU, "CPU time of the worker process that runs one kustomize build (RLIMIT_CPU). Linux only")
+	fl.IntVar(&f.renderWorker.Slots, "render-workers", worker.DefaultSlots, "kustomize builds running at once, each in its own worker process, one per namespace at most; size the container for this many times --render-max-memory plus the controller. Linux only")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory for git checkouts; a temporary directory when empty")
 	fl.Var(newQuantity(&f.maxCacheBytes, source.DefaultMaxCacheBytes), source.FlagMaxCacheSize, "most bytes of the checkouts not in use; past it the least recently used are removed (and fetched afresh when next needed); negative: no limit")
 	fl.BoolVar(&f.development, "log-development", false, "human-readable logs (and debug level unless --log-level says otherwise)")
@@ -183,6 +188,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		ReceiverAddress:        f.receiverAddr,
 		ReceiverExternalURL:    f.receiverExternalURL,
 		Render:                 f.render,
+		RenderWorker:           renderWorker(f),
 		AllowFileURLs:          f.allowFileURLs,
 		AllowInsecureHTTP:      f.allowInsecureHTTP,
 		GitLimits:              f.git,
@@ -194,6 +200,15 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		Fence:                  fence,
 	})
 	return mgr, err
+}
+
+// renderWorker is the pool of render workers, on Linux; elsewhere builds
+// run in-process.
+func renderWorker(f *controllerFlags) *worker.Pool {
+	if !worker.Supported() {
+		return nil
+	}
+	return &f.renderWorker
 }
 
 // The leader election timings (controller-runtime's defaults, named here

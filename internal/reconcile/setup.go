@@ -30,6 +30,7 @@ import (
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // Options configure Setup.
@@ -46,6 +47,10 @@ type Options struct {
 	// --render-max-file-reads, --render-max-bytes, --render-max-objects).
 	// AllowFileURLs is taken from the field below.
 	Render render.Options
+	// RenderWorker, when set, runs every build in a worker process the
+	// OS bounds (--render-max-memory, --render-max-cpu,
+	// --render-workers); builds run in-process when nil.
+	RenderWorker *worker.Pool
 	// CacheDir holds git checkouts; a temporary directory when empty.
 	CacheDir string
 	// MaxCacheBytes is the budget of the checkouts not in use
@@ -148,7 +153,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	slots := o.namespaceSlots()
 	r := &GitRepositoryReconciler{
 		Client: secretReading(mgr), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
-		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper()},
+		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper(), Worker: o.RenderWorker},
 		Cache:    cache, Slots: slots, Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy, ReceiverExternalURL: o.ReceiverExternalURL,

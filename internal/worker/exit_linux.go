@@ -16,10 +16,10 @@ import (
 	"bggitops.dev/bg-gitops/internal/render"
 )
 
-// isolate puts the worker in its own process group (a git it runs is
-// killed with it) and kills it when the controller dies.
+// isolate puts the worker in its own process group: a git it runs is
+// killed with it.
 func isolate(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/worker"
 	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
@@ -70,7 +71,9 @@ type Options struct {
 	Namespace string
 	// Namespaces adds more namespaces to Namespace's.
 	Namespaces []string
-	// Controllers runs the bg-gitops reconcilers with these options.
+	// Controllers runs the bg-gitops reconcilers with these options; on
+	// Linux their builds run in render workers (a default worker.Pool)
+	// unless RenderWorker is set.
 	Controllers *reconcile.Options
 	// Simulator runs this Flink operator simulator.
 	Simulator *flinksim.Simulator
@@ -98,6 +101,9 @@ func Start(cfg *rest.Config, o Options) (*Manager, error) {
 	if o.Controllers != nil {
 		co := *o.Controllers
 		co.SkipNameValidation = true
+		if co.RenderWorker == nil && worker.Supported() {
+			co.RenderWorker = &worker.Pool{} // as the controller runs its builds
+		}
 		if err := reconcile.Setup(mgr, co); err != nil {
 			return nil, err
 		}
