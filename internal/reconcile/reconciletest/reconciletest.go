@@ -27,8 +27,8 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/worker"
 	"bggitops.dev/bg-gitops/internal/scheme"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // SimulatorOptions are the simulated delays the tests use.
