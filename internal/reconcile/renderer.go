@@ -151,8 +151,9 @@ func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 }
 
 // retryableRender reports whether a failed build may succeed unchanged: it
-// ran out of time waiting for other builds to make room (Waiting), which is
-// no property of the revision. A build that itself ran past its time limit
+// ran out of time waiting for other builds to make room (Waiting), or its
+// worker could not start or answer (worker.ErrWorker), which is no
+// property of the revision. A build that itself ran past its time limit
 // is terminal for the revision like any other limit: a retry would run the
 // same kustomize work again, and the abandoned run goes on until its next
 // file operation, so every retry would start another one (memory grows,
@@ -161,5 +162,5 @@ func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 // commit (or a new path or target namespace).
 func retryableRender(err error) bool {
 	var le *render.LimitError
-	return errors.As(err, &le) && le.Waiting
+	return errors.As(err, &le) && le.Waiting || errors.Is(err, worker.ErrWorker)
 }

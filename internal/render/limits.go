@@ -96,8 +96,12 @@ func (e *LimitError) Error() string {
 			"long text one per %d bytes, aliases as expanded%s%s)%s",
 			ErrLimitExceeded, e.Max, bytesPerNode, repeatShort, perObject, raise)
 	case LimitMemory:
-		return fmt.Sprintf("%s: the build's worker process ran out of its memory limit of %s (peak resident %d MiB)%s",
-			ErrLimitExceeded, byteSize(e.Max), e.Peak>>20, raise)
+		peak := ""
+		if e.Peak > 0 {
+			peak = fmt.Sprintf(" (peak resident %d MiB)", e.Peak>>20)
+		}
+		return fmt.Sprintf("%s: the build's worker process ran out of its memory limit of %s%s%s",
+			ErrLimitExceeded, byteSize(e.Max), peak, raise)
 	case LimitCPU:
 		return fmt.Sprintf("%s: the build's worker process used more than its CPU time limit of %s%s",
 			ErrLimitExceeded, time.Duration(e.Max), raise)

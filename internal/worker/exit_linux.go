@@ -8,7 +8,9 @@ package worker
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,10 +27,38 @@ func isolate(cmd *exec.Cmd) {
 
 // exitOf says why a worker ended without an answer: the limit it hit, with
 // its measured peak, or the Go runtime's own words; nil when it exited 0.
-func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request) error {
+// killGroup kills what is left of the worker's process group (a git that
+// kustomize gave up on); the group id is not reused while a member lives.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// ownPeak is this process's peak resident memory (VmHWM), in bytes: a
+// child started with vfork carries it into its own rusage, so a worker's
+// measured peak means something only above it.
+func ownPeak() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
+}
+
+// exitOf says why a worker ended without an answer: the limit it hit, with
+// its measured peak (0 when it cannot be told from this process's own,
+// base), or the Go runtime's own words; nil when it exited 0.
+func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64) error {
 	st := cmd.ProcessState
 	if st == nil {
-		return fmt.Errorf("the render worker did not start: %w", runErr)
+		return fmt.Errorf("%w: it did not start: %w", ErrWorker, runErr)
 	}
 	if st.Success() {
 		return nil
@@ -36,7 +66,9 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request) error {
 	var peak int64
 	var cpu time.Duration
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		peak = ru.Maxrss << 10 // KiB on Linux
+		if peak = ru.Maxrss << 10; peak <= base { // KiB on Linux
+			peak = 0
+		}
 		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
@@ -46,14 +78,17 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request) error {
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
 		strings.Contains(stderr, "pthread_create failed"):
 		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
-	case ws.Signaled() && ws.Signal() == syscall.SIGXCPU,
-		ws.Signaled() && req.MaxCPU > 0 && cpu >= time.Duration(req.MaxCPU)*time.Second:
+	case ws.Signaled() && req.MaxCPU > 0 && cpu >= time.Duration(req.MaxCPU)*time.Second:
+		// The hard limit's SIGKILL (the Go runtime ignores SIGXCPU).
 		return &render.LimitError{Limit: render.LimitCPU, Max: int64(time.Duration(req.MaxCPU) * time.Second), Peak: peak}
 	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
 		// Not by us, nor by its CPU limit: the kernel's OOM killer.
 		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
 	}
-	return fmt.Errorf("the render worker died (%s, peak resident %d MiB): %s", st, peak>>20, firstFatal(stderr))
+	if st.ExitCode() == 2 && strings.HasPrefix(stderr, "render worker:") {
+		return fmt.Errorf("%w: %s", ErrWorker, firstFatal(stderr)) // its own protocol, not the build
+	}
+	return fmt.Errorf("the render worker died (%s): %s", st, firstFatal(stderr))
 }
 
 // firstFatal is the line the Go runtime says why it died with, else the

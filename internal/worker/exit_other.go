@@ -15,7 +15,11 @@ import (
 
 func isolate(*exec.Cmd) {}
 
-func exitOf(cmd *exec.Cmd, runErr error, stderr string, _ request) error {
+func killGroup(*exec.Cmd) {}
+
+func ownPeak() int64 { return 0 }
+
+func exitOf(cmd *exec.Cmd, runErr error, stderr string, _ request, _ int64) error {
 	if cmd.ProcessState != nil && cmd.ProcessState.Success() {
 		return nil
 	}

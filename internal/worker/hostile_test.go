@@ -32,6 +32,7 @@ var unbounded = render.Limits{Timeout: 20 * time.Second, MaxFileReads: -1, MaxBy
 // hit; this process (the controller's stand-in) is untouched and builds a
 // fine tree next.
 func TestHostileInputsEndAsALimitOfTheirBuild(t *testing.T) {
+	skipOffLinux(t)
 	entries, err := os.ReadDir("testdata/hostile")
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
@@ -81,6 +82,7 @@ func TestWorkerIsKilledAtTheDeadline(t *testing.T) {
 // TestWorkerCPULimit: a worker that computes past its CPU time limit is
 // ended by the kernel, and the build says so.
 func TestWorkerCPULimit(t *testing.T) {
+	skipOffLinux(t)
 	p := &Pool{MaxCPU: time.Second, MaxMemory: 8 << 30} // memory far past what one CPU second fills
 	_, err := p.Build(t.Context(), "testdata/hostile", "memory-bomb", render.Options{Limits: unbounded})
 	var le *render.LimitError
@@ -111,9 +113,7 @@ func TestBuildsOfOneTenantRunOneAtATime(t *testing.T) {
 // worker's HTTP requests are refused and it finds no git, whatever
 // kustomize tries past the preflight.
 func TestOfflineWorkerReachesNoNetworkAndNoGit(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("workers run on Linux only")
-	}
+	skipOffLinux(t)
 	transport, client, path := http.DefaultTransport, http.DefaultClient.Transport, os.Getenv("PATH")
 	t.Cleanup(func() {
 		http.DefaultTransport, http.DefaultClient.Transport = transport, client
@@ -126,4 +126,10 @@ func TestOfflineWorkerReachesNoNetworkAndNoGit(t *testing.T) {
 	assert.ErrorIs(t, err, render.ErrRemoteRefused)
 	_, err = exec.LookPath("git")
 	assert.True(t, errors.Is(err, exec.ErrNotFound), "%v", err)
+}
+
+func skipOffLinux(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the worker's process limits are Linux's")
+	}
 }

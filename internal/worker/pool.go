@@ -104,10 +104,17 @@ func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) (
 	defer release()
 	req := request{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
 		Revision: o.Revision, Source: o.Source, Limits: o.Limits,
-		MaxMemory: pick(p.MaxMemory, DefaultMaxMemory), MaxCPU: int64(pick(int64(p.MaxCPU), int64(DefaultMaxCPU)) / int64(time.Second)),
+		MaxMemory: pick(p.MaxMemory, DefaultMaxMemory), MaxCPU: cpuSeconds(p.MaxCPU),
 		MaxStack: pick(p.MaxStack, DefaultMaxStack)}
 	req.Limits.Timeout = -1 // the parent's deadline ends the worker
 	return p.run(ctx, req, timeout)
+}
+
+// cpuSeconds is the CPU limit in whole seconds, rounded up: RLIMIT_CPU
+// counts seconds, and 0 would be none.
+func cpuSeconds(d time.Duration) int64 {
+	d = time.Duration(pick(int64(d), int64(DefaultMaxCPU)))
+	return int64((d + time.Second - 1) / time.Second)
 }
 
 // acquire takes the tenant's place, then a slot.
@@ -156,23 +163,32 @@ func (p *Pool) binary() (string, error) {
 func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) ([]*unstructured.Unstructured, error) {
 	bin, err := p.binary()
 	if err != nil {
-		return nil, fmt.Errorf("render worker: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
 	}
 	in, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
+	tmp, err := os.MkdirTemp("", "bg-gitops-render-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
+	}
+	defer func() { _ = os.RemoveAll(tmp) }() // what a killed worker's clones left
 	cmd := exec.CommandContext(ctx, bin, Arg)
-	cmd.Env = workerEnv(req.AllowRemoteBases)
+	cmd.Env = workerEnv(tmp, req.AllowRemoteBases)
 	cmd.Stdin = bytes.NewReader(in)
 	out := &capped{max: pick(p.MaxAnswer, DefaultMaxAnswer)}
 	errs := &capped{max: stderrHead}
 	cmd.Stdout, cmd.Stderr = out, errs
 	isolate(cmd)
 	cmd.WaitDelay = time.Second
+	base := ownPeak()
 	runErr := cmd.Run()
-	exit := exitOf(cmd, runErr, errs.String(), req)
+	killGroup(cmd) // a git it started and left behind
+	exit := exitOf(cmd, runErr, errs.String(), req, base)
 	switch {
+	case exit == nil && !out.over:
+		// Answered in full, even if the deadline came while it exited.
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
 		return nil, &render.BuildError{Path: req.Path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout)}}
 	case ctx.Err() != nil:
@@ -184,7 +200,7 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) ([]*
 	}
 	var resp response
 	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
-		return nil, &render.BuildError{Path: req.Path, Err: fmt.Errorf("the render worker's answer: %w", err)}
+		return nil, &render.BuildError{Path: req.Path, Err: fmt.Errorf("%w: its answer: %w", ErrWorker, err)}
 	}
 	if resp.Error != nil {
 		return nil, fromWire(resp.Error)
@@ -192,10 +208,14 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) ([]*
 	return toObjects(resp.Objects)
 }
 
-// workerEnv is all a worker inherits: where to put temporary files, and,
-// with remote bases on, where to find git.
-func workerEnv(remote bool) []string {
-	env := []string{"HOME=" + os.TempDir(), "TMPDIR=" + os.TempDir()}
+// ErrWorker: a worker could not be started or did not answer as it
+// should, whatever the repository holds; a later attempt may succeed.
+var ErrWorker = errors.New("render worker failed")
+
+// workerEnv is all a worker inherits: its own directory for temporary
+// files, and, with remote bases on, where to find git.
+func workerEnv(tmp string, remote bool) []string {
+	env := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
 	if remote {
 		env = append(env, "PATH="+os.Getenv("PATH"))
 	}

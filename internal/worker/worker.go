@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -49,6 +50,10 @@ func Main() int {
 	if !req.AllowRemoteBases {
 		offline()
 	}
+	// The kernel's OOM killer takes a worker before the controller; the
+	// repository's text reaches no log (kustomize logs names it reads).
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
+	log.SetOutput(io.Discard)
 	resp := build(req)
 	if err := json.NewEncoder(os.Stdout).Encode(resp); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: writing the answer:", err)
@@ -88,8 +93,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 func build(req request) response {
 	o := render.Options{AllowRemoteBases: req.AllowRemoteBases, AllowFileURLs: req.AllowFileURLs,
 		Revision: req.Revision, Source: req.Source, Limits: req.Limits}
-	// The parent kills the worker at the deadline; the build's own is
-	// kept, so that a build that ends in time says which limit it hit.
+	// The parent kills the worker at the deadline (Limits.Timeout is -1).
 	objs, err := render.BuildContext(context.Background(), req.Root, req.Path, o)
 	if err != nil {
 		return response{Error: toWire(err)}

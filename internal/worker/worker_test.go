@@ -58,3 +58,10 @@ func TestWorkerBuildErrorKeepsItsKind(t *testing.T) {
 	assert.Equal(t, inProcess.Error(), err.Error())
 	assert.ErrorIs(t, err, render.ErrNotFound)
 }
+
+// A worker that cannot start is no fault of the repository: the error
+// says so (ErrWorker), and the Renderer tries again.
+func TestWorkerThatCannotStartIsAWorkerFailure(t *testing.T) {
+	_, err := (&Pool{Binary: filepath.Join(t.TempDir(), "missing")}).Build(t.Context(), "testdata", "fine", render.Options{})
+	require.ErrorIs(t, err, ErrWorker)
+}
