@@ -1,3 +1,5 @@
+//go:build !race
+
 /*
 Copyright 2026 The bg-gitops Authors.
 
@@ -7,8 +9,6 @@ Licensed under the Apache License, Version 2.0.
 // Not under the race detector: its runtime reserves shadow memory that a
 // worker's data limit does not leave it, so the worker there measures the
 // detector, not the build (make test runs this test).
-
-//go:build !race
 
 package reconcile_test
 
