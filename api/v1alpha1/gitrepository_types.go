@@ -244,6 +244,40 @@ type GitRepositoryStatus struct {
 	// fetching and applying.
 	// +optional
 	Suspended bool `json:"suspended"`
+	// LastWorkerFailure is the last fetch or build whose worker process
+	// died: it hit its memory, CPU, stack or time limit, or the Go runtime
+	// ended it. The controller, a restarted one included, does not run it
+	// again until the revision, path or target namespace changes, or a
+	// reconcile is requested (bg-gitops reconcile gitrepository).
+	// +optional
+	LastWorkerFailure *WorkerFailure `json:"lastWorkerFailure,omitempty"`
+}
+
+// Stages of a WorkerFailure.
+const (
+	WorkerStageFetch = "Fetch"
+	WorkerStageBuild = "Build"
+)
+
+// WorkerFailure is a fetch or build whose worker process died.
+type WorkerFailure struct {
+	// Stage is Fetch or Build.
+	// +kubebuilder:validation:Enum=Fetch;Build
+	Stage string `json:"stage"`
+	// Revision is the revision it ran for (<ref>@sha1:<hex>); empty for a
+	// fetch that died before its ref was resolved.
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// Path and TargetNamespace are the build's (spec.path and
+	// spec.targetNamespace when it ran).
+	// +optional
+	Path string `json:"path,omitempty"`
+	// +optional
+	TargetNamespace string `json:"targetNamespace,omitempty"`
+	// Message says why it died: the limit and the measured peak.
+	Message string `json:"message"`
+	// Time is when it died.
+	Time metav1.Time `json:"time"`
 }
 
 // Artifact is a fetched revision.

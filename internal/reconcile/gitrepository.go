@@ -26,6 +26,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/source"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // GitRepositoryReconciler fetches, renders and applies one GitRepository.
@@ -42,6 +43,9 @@ type GitRepositoryReconciler struct {
 	Renderer *Renderer
 	// Cache holds one git checkout per object, within a byte budget.
 	Cache *source.Cache
+	// Worker, when set, runs every fetch in a worker process the OS
+	// bounds, as Renderer.Worker runs the builds (see package worker).
+	Worker *worker.Pool
 	// Slots bound the reconciles of one namespace that run at once (nil:
 	// no bound).
 	Slots *namespaceSlots
@@ -227,7 +231,7 @@ func (r *GitRepositoryReconciler) schedule(_ context.Context, run *gitRun) error
 
 func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error {
 	gr := run.gr
-	auth, err := r.auth(ctx, run)
+	auth, sec, err := r.auth(ctx, run)
 	if err != nil {
 		return failed(v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
 	}
@@ -235,11 +239,11 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	if gr.Status.Artifact != nil {
 		last = gr.Status.Artifact.Revision
 	}
-	res, err := source.Fetch(ctx, source.Options{
+	res, err := r.fetchSource(ctx, run, source.Options{
 		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
 		Dir: run.dir, LastRevision: last,
 		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
-	})
+	}, sec)
 	if err != nil {
 		if gr.Spec.SecretRef != nil {
 			r.secrets.drop(secretKey(gr, gr.Spec.SecretRef.Name)) // perhaps rotated
@@ -264,22 +268,24 @@ func fetchReason(err error) string {
 	return "FetchFailed"
 }
 
-func (r *GitRepositoryReconciler) auth(ctx context.Context, run *gitRun) (*source.Auth, error) {
+// auth is the fetch's Auth and the Secret it was made from (nil, nil
+// without a secretRef).
+func (r *GitRepositoryReconciler) auth(ctx context.Context, run *gitRun) (*source.Auth, *corev1.Secret, error) {
 	gr := run.gr
 	if gr.Spec.SecretRef == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	key := secretKey(gr, gr.Spec.SecretRef.Name)
 	sec, err := r.readSecret(ctx, run, key)
 	if err != nil {
-		return nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
+		return nil, nil, fmt.Errorf("read Secret %s: %w", key.Name, err)
 	}
 	a, err := source.AuthFromSecret(sec.Data, gr.Spec.URL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.SecretName = sec.Name // named in authentication errors
-	return a, nil
+	return a, sec, nil
 }
 
 func (r *GitRepositoryReconciler) secretValue(ctx context.Context, run *gitRun, name, key string) ([]byte, error) {

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -26,8 +27,7 @@ import (
 // nothing drifted.
 func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error {
 	gr, rev := run.gr, run.fetched.Revision
-	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
-	secrets.noteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
+	objs, err := r.render(ctx, run, rev)
 	if err != nil {
 		// The sync status follows LastAttemptedRevision: without this the
 		// failure would be posted to the previous, good commit.
@@ -65,6 +65,22 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	gr.Status.AppliedRevisions = appendRevision(gr.Status.AppliedRevisions, rev, owesSyncVerdict(gr))
 	observeApplied(gr, r.now())
 	return nil
+}
+
+// render builds the revision, unless its worker died before
+// (knownBuildFailure).
+func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev string) ([]*unstructured.Unstructured, error) {
+	gr := run.gr
+	if f := knownBuildFailure(run, rev); f != nil {
+		return nil, knownBuildError(f)
+	}
+	if run.requested() {
+		r.Renderer.Forget(client.ObjectKeyFromObject(gr)) // a remembered failure too
+	}
+	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
+	secrets.noteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
+	r.noteBuild(run, rev, err)
+	return objs, err
 }
 
 // applyFailure keeps transient API errors retryable; objects the API

@@ -9,7 +9,9 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +31,11 @@ import (
 // namespace changes: the same build would fail the same way, and one that
 // ran out of its own time would take a running place for as long again at
 // every poll, keeping other repositories' builds waiting.
+//
+// GitRepositories that read the same commit and path share one build:
+// what kustomize made is kept as it came (stamped for the first of them,
+// without a target namespace), and each gets a copy stamped with its own
+// revision and source, in its own target namespace.
 type Renderer struct {
 	// Options every build starts from: remote bases, file URLs and limits.
 	// Per-build fields (revision, source, target namespace, tenant) are
@@ -42,59 +49,74 @@ type Renderer struct {
 
 	mu    sync.Mutex
 	cache map[types.NamespacedName]rendered
+	// builds counts the kustomize builds run (benchmarks, tests).
+	builds atomic.Int64
 }
 
-// rendered is the last render of a GitRepository: its objects, or its
-// terminal failure.
+// rendered is the last render of a GitRepository: what kustomize made of
+// its commit and path, or its terminal failure.
 type rendered struct {
-	key  string
-	objs []*unstructured.Unstructured
-	err  error
+	key          string
+	commit, path string
+	raw          []*unstructured.Unstructured
+	err          error
 }
 
 // Render returns the stamped objects of gr's path at revision. Builds run
-// as the GitRepository's namespace (render.Options.Tenant): its builds take
-// one running place at most.
+// as the GitRepository's namespace (render.Options.Tenant): in worker
+// processes, a namespace's builds take one slot at most.
 func (r *Renderer) Render(ctx context.Context, gr *v1alpha1.GitRepository, dir, revision string) ([]*unstructured.Unstructured, error) {
 	id := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Name}
-	key := revision + "\x00" + gr.GetPath() + "\x00" + gr.Spec.TargetNamespace
-	if c, ok := r.cached(id, key); ok {
-		if c.err != nil {
-			return nil, c.err
+	commit, path := commitOf(revision), gr.GetPath()
+	key := revision + "\x00" + path + "\x00" + gr.Spec.TargetNamespace
+	c, ok := r.cached(id, key, commit, path)
+	if !ok {
+		o := r.Options
+		o.Revision, o.Source, o.Tenant = revision, gr.SourceValue(), gr.Namespace
+		raw, err := r.build(ctx, dir, path, o)
+		if err != nil && !terminalRender(ctx, err) {
+			return nil, err
 		}
-		return deepCopy(c.objs), nil
+		c = rendered{key: key, commit: commit, path: path, raw: raw, err: err}
 	}
-	o := r.Options
-	o.Revision, o.Source, o.TargetNamespace = revision, gr.SourceValue(), gr.Spec.TargetNamespace
-	o.Tenant = gr.Namespace
-	o.IsClusterScoped = r.clusterScoped
-	objs, err := r.build(ctx, dir, gr.GetPath(), o)
-	if err != nil {
-		if terminalRender(ctx, err) {
-			r.store(id, rendered{key: key, err: err})
-		}
-		return nil, err
+	r.store(id, c)
+	if c.err != nil {
+		return nil, c.err
 	}
-	r.store(id, rendered{key: key, objs: objs})
-	return deepCopy(objs), nil
+	return r.finish(c.raw, revision, gr)
 }
 
-// build runs one build, in a worker when there is one; the worker's
-// objects get their target namespace here, from the RESTMapper.
+// Builds is how many kustomize builds the Renderer ran.
+func (r *Renderer) Builds() int64 { return r.builds.Load() }
+
+// build runs one build without a target namespace, in a worker when there
+// is one.
 func (r *Renderer) build(ctx context.Context, dir, path string, o render.Options) ([]*unstructured.Unstructured, error) {
+	r.builds.Add(1)
+	o.TargetNamespace, o.IsClusterScoped = "", nil
 	if r.Worker == nil {
 		return render.BuildContext(ctx, dir, path, o)
 	}
-	ns := o.TargetNamespace
-	o.TargetNamespace, o.IsClusterScoped = "", nil
-	objs, err := r.Worker.Build(ctx, dir, path, o)
-	if err != nil {
-		return nil, err
+	return r.Worker.Build(ctx, dir, path, o)
+}
+
+// finish is a copy of raw stamped for gr at revision, in its target
+// namespace (scopes from the RESTMapper).
+func (r *Renderer) finish(raw []*unstructured.Unstructured, revision string, gr *v1alpha1.GitRepository) ([]*unstructured.Unstructured, error) {
+	objs := deepCopy(raw)
+	for _, u := range objs {
+		objects.Stamp(u, revision, gr.SourceValue())
 	}
-	if err := render.Namespace(objs, ns, r.clusterScoped); err != nil {
-		return nil, &render.BuildError{Path: path, Err: err}
+	if err := render.Namespace(objs, gr.Spec.TargetNamespace, r.clusterScoped); err != nil {
+		return nil, &render.BuildError{Path: gr.GetPath(), Err: err}
 	}
 	return objs, nil
+}
+
+// commitOf is the hex commit of a revision (<ref>@sha1:<hex>).
+func commitOf(revision string) string {
+	_, hex, _ := strings.Cut(revision, "sha1:")
+	return hex
 }
 
 // terminalRender reports whether a failed build would fail again unchanged:
@@ -105,14 +127,23 @@ func terminalRender(ctx context.Context, err error) bool {
 	return !retryableRender(err) && ctx.Err() == nil
 }
 
-func (r *Renderer) cached(id types.NamespacedName, key string) (rendered, bool) {
+// cached is id's render for key, or another GitRepository's build of the
+// same commit and path.
+func (r *Renderer) cached(id types.NamespacedName, key, commit, path string) (rendered, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := r.cache[id]
-	if !ok || c.key != key {
+	if c, ok := r.cache[id]; ok && c.key == key {
+		return c, true
+	}
+	if commit == "" {
 		return rendered{}, false
 	}
-	return c, true
+	for _, c := range r.cache {
+		if c.commit == commit && c.path == path && c.err == nil {
+			return rendered{key: key, commit: commit, path: path, raw: c.raw}, true
+		}
+	}
+	return rendered{}, false
 }
 
 func (r *Renderer) store(id types.NamespacedName, c rendered) {

@@ -8,12 +8,10 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +22,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // renderCheckout writes files (path → content) into a new checkout.
@@ -46,22 +45,9 @@ func simpleCheckout(t *testing.T) string {
 	})
 }
 
-// hostileCheckout is a security review's probe: a build that sets
-// kustomize's schema (it runs alone) and applies 400 patches to 400
-// ConfigMaps, which computed for minutes past its deadline holding every
-// other build back.
-func hostileCheckout(t *testing.T) string {
-	var cms strings.Builder
-	for i := range 400 {
-		fmt.Fprintf(&cms, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\ndata:\n  k: v\n", i)
-	}
-	return renderCheckout(t, map[string]string{
-		"app/kustomization.yaml": "resources: [cms.yaml]\nopenapi:\n  path: schema.json\npatches:\n" +
-			strings.Repeat("- path: p.yaml\n  target: {kind: ConfigMap}\n", 400),
-		"app/cms.yaml":    cms.String(),
-		"app/p.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: any\ndata:\n  x: y\n",
-		"app/schema.json": `{"definitions": {}}`,
-	})
+// brokenCheckout fails to build for good: a resource that is not there.
+func brokenCheckout(t *testing.T) string {
+	return renderCheckout(t, map[string]string{"app/kustomization.yaml": "resources: [missing.yaml]\n"})
 }
 
 func renderedRepo(namespace, name string) *v1alpha1.GitRepository {
@@ -73,17 +59,15 @@ func renderedRepo(namespace, name string) *v1alpha1.GitRepository {
 
 // TestRendererRemembersTerminalFailures: a revision whose build failed for
 // good is not built again at the next poll (it would fail the same way, and
-// take a running place, alone for a build that sets the schema); a new
-// commit is, and so is the revision once the GitRepository is forgotten.
+// take a running place); a new commit is, and so is the revision once the
+// GitRepository is forgotten.
 func TestRendererRemembersTerminalFailures(t *testing.T) {
 	ctx := context.Background()
-	dir := hostileCheckout(t)
+	dir := brokenCheckout(t)
 	r := &Renderer{}
 	gr := renderedRepo("team-a", "app")
 	_, err := r.Render(ctx, gr, dir, "main@sha1:1")
-	var le *render.LimitError
-	require.ErrorAs(t, err, &le)
-	assert.Equal(t, render.LimitNodes, le.Limit)
+	require.ErrorIs(t, err, render.ErrNotFound)
 	require.False(t, retryableRender(err))
 
 	// The checkout now renders, but the revision is the same: no build.
@@ -98,10 +82,10 @@ func TestRendererRemembersTerminalFailures(t *testing.T) {
 	assert.Len(t, objs, 1)
 
 	other := renderedRepo("team-a", "other")
-	_, err = r.Render(ctx, other, hostileCheckout(t), "main@sha1:1")
+	_, err = r.Render(ctx, other, brokenCheckout(t), "main@sha1:9")
 	require.Error(t, err)
 	r.Forget(types.NamespacedName{Namespace: other.Namespace, Name: other.Name})
-	objs, err = r.Render(ctx, other, dir, "main@sha1:1")
+	objs, err = r.Render(ctx, other, dir, "main@sha1:9")
 	require.NoError(t, err, "forgotten, the revision is built again")
 	assert.Len(t, objs, 1)
 }
@@ -111,7 +95,11 @@ func TestRendererRemembersTerminalFailures(t *testing.T) {
 // of the namespace holds) and one whose reconcile ended are built again;
 // builds run one per namespace, so other namespaces' builds go on.
 func TestRendererForgetsFailuresNotOfTheRevision(t *testing.T) {
+	if !worker.Supported() {
+		t.Skip("render workers run on Linux only")
+	}
 	ctx := context.Background()
+	pool := &worker.Pool{Slots: 2}
 	requested := make(chan struct{}, 1)
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -126,7 +114,7 @@ func TestRendererForgetsFailuresNotOfTheRevision(t *testing.T) {
 		}
 	})
 	hanging := renderCheckout(t, map[string]string{"app/kustomization.yaml": "resources: [" + srv.URL + "/hang.yaml]\n"})
-	slow := &Renderer{Options: render.Options{AllowRemoteBases: true, Limits: render.Limits{Timeout: -1}}}
+	slow := &Renderer{Worker: pool, Options: render.Options{AllowRemoteBases: true, Limits: render.Limits{Timeout: -1}}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -138,7 +126,7 @@ func TestRendererForgetsFailuresNotOfTheRevision(t *testing.T) {
 		t.Fatal("the remote build did not start")
 	}
 
-	r := &Renderer{Options: render.Options{Limits: render.Limits{Timeout: 300 * time.Millisecond}}}
+	r := &Renderer{Worker: pool, Options: render.Options{Limits: render.Limits{Timeout: 2 * time.Second}}}
 	gr := renderedRepo("team-a", "app")
 	dir := simpleCheckout(t)
 	_, err := r.Render(ctx, gr, dir, "main@sha1:1")
@@ -161,9 +149,41 @@ func TestRendererForgetsFailuresNotOfTheRevision(t *testing.T) {
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	other := renderedRepo("team-c", "app")
-	_, err = r.Render(canceled, other, dir, "main@sha1:1")
+	_, err = r.Render(canceled, other, dir, "main@sha1:3")
 	require.Error(t, err)
-	objs, err = r.Render(ctx, other, dir, "main@sha1:1")
+	objs, err = r.Render(ctx, other, dir, "main@sha1:3")
 	require.NoError(t, err, "a build its reconcile ended is built again")
 	assert.Len(t, objs, 1)
+}
+
+// TestRendererSharesTheBuildOfACommit: GitRepositories that read the same
+// commit and path share one kustomize build; each gets its own revision,
+// source and target namespace.
+func TestRendererSharesTheBuildOfACommit(t *testing.T) {
+	ctx := context.Background()
+	dir := simpleCheckout(t)
+	r := &Renderer{}
+	a, b := renderedRepo("team-a", "app"), renderedRepo("team-b", "app")
+	b.Spec.TargetNamespace = "apps"
+	objsA, err := r.Render(ctx, a, dir, "main@sha1:1")
+	require.NoError(t, err)
+	objsB, err := r.Render(ctx, b, dir, "v1@sha1:1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, r.Builds(), "one build for both")
+	require.Len(t, objsA, 1)
+	require.Len(t, objsB, 1)
+	assert.Equal(t, "main@sha1:1", objsA[0].GetAnnotations()[v1alpha1.RevisionAnnotation])
+	assert.Equal(t, "team-a/app", objsA[0].GetAnnotations()[v1alpha1.SourceAnnotation])
+	assert.Empty(t, objsA[0].GetNamespace())
+	assert.Equal(t, "v1@sha1:1", objsB[0].GetAnnotations()[v1alpha1.RevisionAnnotation])
+	assert.Equal(t, "team-b/app", objsB[0].GetAnnotations()[v1alpha1.SourceAnnotation])
+	assert.Equal(t, "apps", objsB[0].GetNamespace())
+
+	c := renderedRepo("team-c", "app")
+	c.Spec.Path = "other"
+	_, err = r.Render(ctx, c, dir, "main@sha1:1")
+	require.Error(t, err, "another path is another build")
+	_, err = r.Render(ctx, a, dir, "main@sha1:2")
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, r.Builds(), "another path, another commit: builds of their own")
 }

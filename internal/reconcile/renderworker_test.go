@@ -17,14 +17,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/source/gittest"
 	"bggitops.dev/bg-gitops/internal/worker"
 )
 
@@ -43,31 +49,106 @@ func hostile(t *testing.T, name string) map[string]string {
 	return files
 }
 
-// TestHostileKustomizationFailsOnlyItsOwnGitRepository: a kustomization
-// that makes kustomize recurse without end (an alias inside its own
-// anchor, in an inline transformer's patch) ends the worker that builds
-// it: its GitRepository fails with the limit named, while this process,
-// the controller, lives on, and another namespace's commit is applied.
-func TestHostileKustomizationFailsOnlyItsOwnGitRepository(t *testing.T) {
+// hostileCorpus names the trees of internal/worker/testdata/hostile.
+func hostileCorpus(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("..", "worker", "testdata", "hostile"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.NotEmpty(t, names)
+	return names
+}
+
+// TestHostileCorpusFailsOnlyItsOwnGitRepository: one controller renders
+// every tenant. Each kustomization of the hostile corpus (a stack overflow
+// in kustomize, memory amplification by vars, replacements and aliases, a
+// schema that spins) ends the worker that builds it, and a repository of
+// millions of tiny objects is refused before go-git indexes it: each fails
+// only its own GitRepository, with the limit named, while the controller
+// (this process) lives on with its heap flat, and another namespace's
+// commit is applied. A restarted controller does not build a revision
+// whose worker died again; a requested reconcile does.
+func TestHostileCorpusFailsOnlyItsOwnGitRepository(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("render workers run on Linux only")
 	}
 	pid := os.Getpid()
-	evil, fine := newNamespace(t), newNamespace(t)
-	opts := reconcile.Options{AllowInsecureHTTP: true, RenderWorker: &worker.Pool{MaxMemory: 256 << 20},
-		Render: render.Options{Limits: render.Limits{MaxFileReads: -1, MaxBytes: -1, MaxObjects: -1, MaxNodes: -1}}}
-	startControllerWithOptions(t, evil, opts)
-	startControllerWithOptions(t, fine, opts)
+	heapBefore := heapInUse()
+	names := hostileCorpus(t)
+	fine, packNS := newNamespace(t), newNamespace(t)
+	var nss []string
+	for range names {
+		nss = append(nss, newNamespace(t))
+	}
+	opts := reconcile.Options{AllowInsecureHTTP: true, CacheDir: t.TempDir(), Concurrent: 4,
+		RenderWorker: &worker.Pool{MaxMemory: 256 << 20, MaxCPU: 10 * time.Second},
+		Render:       render.Options{Limits: render.Limits{MaxFileReads: -1, MaxBytes: -1, MaxObjects: -1}}}
+	start := func() *reconciletest.Manager {
+		mgr, err := reconciletest.Start(env.Config, reconciletest.Options{Namespace: fine, Namespaces: append([]string{packNS}, nss...), Controllers: &opts})
+		require.NoError(t, err)
+		return mgr
+	}
+	mgr := start()
 
-	bad := newGitFixture(t, evil)
-	bad.push(hostile(t, "alias-cycle-in-inline-patch"))
-	bad.create("s3cr3t-pass")
+	bad := make([]*gitFixture, len(names))
+	revs := make([]string, len(names))
+	for i, name := range names {
+		bad[i] = newGitFixture(t, nss[i])
+		revs[i] = bad[i].push(hostile(t, name))
+		bad[i].create("s3cr3t-pass")
+	}
+	pack := newGitFixture(t, packNS)
+	gittest.TinyObjects(t, pack.repo.Bare, "main", 60_000)
+	pack.create("s3cr3t-pass")
 	good := newGitFixture(t, fine)
 	rev := good.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
 	good.create("s3cr3t-pass")
 
-	c := bad.waitCondition(v1alpha1.BuildFailedCondition, "worker process")
-	assert.Contains(t, c.Message, "render limit exceeded")
+	for i, name := range names {
+		c := bad[i].waitCondition(v1alpha1.BuildFailedCondition, "worker process")
+		assert.Contains(t, c.Message, "render limit exceeded", name)
+		f := bad[i].get().Status.LastWorkerFailure
+		if assert.NotNil(t, f, name) {
+			assert.Equal(t, v1alpha1.WorkerStageBuild, f.Stage, name)
+			assert.Equal(t, revs[i], f.Revision, name)
+		}
+	}
+	pack.waitCondition(v1alpha1.FetchFailedCondition, "object count limit (--git-max-objects=50000)")
 	good.waitApplied(rev)
-	assert.Equal(t, pid, os.Getpid())
+	assert.Equal(t, pid, os.Getpid(), "the controller lives")
+	grown := heapInUse() - heapBefore
+	t.Logf("controller heap grew %d MiB; VmRSS %s", grown>>20, procStatus("VmRSS"))
+	assert.Less(t, grown, int64(64<<20), "the builds' memory is the workers', not the controller's")
+
+	mgr.Stop()
+	mgr = start()
+	t.Cleanup(func() { mgr.Stop() })
+	bad[0].waitCondition(v1alpha1.BuildFailedCondition, "not built again until the revision")
+	bad[0].requestReconcile()
+	eventually(t, nss[0], "built again on request", func() bool {
+		c := apimeta.FindStatusCondition(bad[0].get().Status.Conditions, v1alpha1.BuildFailedCondition)
+		return c != nil && !strings.Contains(c.Message, "not built again") &&
+			bad[0].get().Status.LastHandledReconcileAt == bad[0].get().Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	})
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
+}
+
+// procStatus is a field of /proc/self/status, as written there.
+func procStatus(field string) string {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
 }

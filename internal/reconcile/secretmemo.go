@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // secretTTL is how long a GitRepository reconcile uses a Secret it read
@@ -73,8 +71,7 @@ func (s *secretMemo) drop(key types.NamespacedName) {
 // reconcile was requested (`bg-gitops reconcile`, a webhook), which reads
 // it afresh.
 func (r *GitRepositoryReconciler) readSecret(ctx context.Context, run *gitRun, key types.NamespacedName) (*corev1.Secret, error) {
-	requested := run.gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation] != run.base.Status.LastHandledReconcileAt
-	if !requested {
+	if !run.requested() {
 		if sec, ok := r.secrets.get(key, r.now()); ok {
 			return sec, nil
 		}

@@ -47,9 +47,9 @@ type Options struct {
 	// --render-max-file-reads, --render-max-bytes, --render-max-objects).
 	// AllowFileURLs is taken from the field below.
 	Render render.Options
-	// RenderWorker, when set, runs every build in a worker process the
-	// OS bounds (--render-max-memory, --render-max-cpu,
-	// --render-workers); builds run in-process when nil.
+	// RenderWorker, when set, runs every fetch and build in a worker
+	// process the OS bounds (--render-max-memory, --render-max-cpu,
+	// --render-workers); they run in-process when nil.
 	RenderWorker *worker.Pool
 	// CacheDir holds git checkouts; a temporary directory when empty.
 	CacheDir string
@@ -154,9 +154,15 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	r := &GitRepositoryReconciler{
 		Client: secretReading(mgr), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper(), Worker: o.RenderWorker},
+		Worker:   o.RenderWorker,
 		Cache:    cache, Slots: slots, Commit: reporter,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy, ReceiverExternalURL: o.ReceiverExternalURL,
+	}
+	if o.RenderWorker != nil {
+		if err := mgr.Add(warmWorkers{o.RenderWorker}); err != nil {
+			return err
+		}
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
@@ -166,6 +172,18 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 		b = b.WatchesRawSource(src)
 	}
 	return b.Complete(r)
+}
+
+// warmWorkers keeps a started worker per slot while the leader runs, so
+// that a fetch or build does not wait for one to start, and ends them
+// when it stops.
+type warmWorkers struct{ pool *worker.Pool }
+
+func (w warmWorkers) Start(ctx context.Context) error {
+	w.pool.Warm()
+	<-ctx.Done()
+	w.pool.Close()
+	return nil
 }
 
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {

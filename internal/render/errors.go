@@ -22,18 +22,14 @@ var (
 	ErrAbsolutePath = errors.New("absolute paths are not allowed")
 	// ErrRemoteRefused: a remote base or resource while remote bases are off.
 	ErrRemoteRefused = errors.New("remote bases are disabled (--allow-remote-bases)")
-	// ErrRemoteInSchemaBuild: a remote base or resource in a build whose
-	// kustomization sets an openapi schema. Such a build runs alone, and a
-	// fetch, which no file operation interrupts, could keep every other
-	// build waiting past its deadline (schema.go).
-	ErrRemoteInSchemaBuild = errors.New("remote bases are not allowed in a build that sets kustomize's OpenAPI schema " +
-		"(it runs alone, and a fetch cannot be interrupted)")
 	// ErrFileURLRefused: a file:// remote base (it would clone any
 	// repository on the controller's disk) without Options.AllowFileURLs.
 	ErrFileURLRefused = errors.New("file:// remote bases are disabled (--allow-file-urls)")
 	// ErrRemoteOpenAPI: a remote base sets kustomize's OpenAPI schema; only
-	// kustomizations in the repository may (such builds run one at a time,
-	// and a remote base is only seen once kustomize runs).
+	// kustomizations in the repository may. The schema is process-wide and
+	// outlives the build unless the build puts the default back, which it
+	// does when the preflight saw an openapi field; the preflight never
+	// sees a remote base.
 	ErrRemoteOpenAPI = errors.New("an openapi field in a remote base is not supported; set it in the repository's kustomization")
 	// ErrNotFound: a kustomization names a file or directory that does not exist.
 	ErrNotFound = errors.New("does not exist")

@@ -16,19 +16,14 @@ import (
 
 // Defaults of the limits of a build (Options fields left at zero). A
 // kustomization that needs more is almost always one that repeats a base
-// many times; the limits exist so that one repository cannot stall or
-// exhaust the controller that renders every other one.
-//
-// DefaultMaxNodes keeps a build's heap at 105-120 MiB at worst, measured
-// (doc.go, BenchmarkWorstFileWithinLimits): kustomize takes about half a
-// KiB per node counted, whatever the shape of the YAML; 1,400 realistic
-// Deployments fit (75 MiB), 2,000 need about 290,000 nodes.
+// many times; the limits exist so that one repository cannot stall the
+// controller or make it read without end. Memory, CPU and stack are the
+// worker process's to bound (internal/worker), not these.
 const (
 	DefaultTimeout      = 30 * time.Second
 	DefaultMaxFileReads = 2000
 	DefaultMaxBytes     = 32 << 20
 	DefaultMaxObjects   = 2000
-	DefaultMaxNodes     = 200_000
 )
 
 // ErrLimitExceeded: a build hit one of the limits of Options. The error is a
@@ -41,7 +36,6 @@ const (
 	LimitFileReads = "file reads"
 	LimitBytes     = "bytes read"
 	LimitObjects   = "objects"
-	LimitNodes     = "YAML nodes"
 	// The limits a render worker process runs under (see internal/worker).
 	LimitMemory = "memory"
 	LimitCPU    = "CPU time"
@@ -51,66 +45,61 @@ const (
 // LimitError says which limit a build hit.
 type LimitError struct {
 	// Limit is one of LimitTime, LimitFileReads, LimitBytes, LimitObjects,
-	// LimitNodes.
+	// LimitMemory, LimitCPU, LimitStack.
 	Limit string
 	// Max is the limit's value as configured.
 	Max int64
 	// Waiting is set when the build ran out of time before kustomize
-	// started, waiting for other builds (at most a few run at once, one per
-	// tenant, and one that changes kustomize's process-wide OpenAPI schema
-	// runs alone): the revision is not at fault and a retry may succeed.
-	// Without it, a time limit is the build's own: it would take as long
-	// again.
+	// started, waiting for a free build slot (a worker of
+	// internal/worker.Pool, or in one process the one kustomize that may
+	// run at a time): the revision is not at fault and a retry may
+	// succeed. Without it, a time limit is the build's own: it would take
+	// as long again.
 	Waiting bool
 	// Peak is what the build was measured to use when it was stopped (a
 	// worker's peak resident memory, in bytes), 0 when not measured.
 	Peak int64
 }
 
-func (e *LimitError) Error() string {
+func (e *LimitError) Error() string { return ErrLimitExceeded.Error() + ": " + e.What() }
+
+// What says which limit was hit and what to do, without the sentinel's
+// words (a fetch that ran in a worker says it in its own).
+func (e *LimitError) What() string {
 	const raise = "; ask the cluster administrator to raise the limit if this repository really needs it"
 	const repeat = " (a base included n times is read n times)"
-	const repeatShort = "; a file read n times counts n times"
-	const perObject = "; a patch or replacement applied to many objects counts once per object, " +
-		"and labels or annotations written into many places once per place"
 	switch e.Limit {
 	case LimitTime:
 		if e.Waiting {
-			return fmt.Sprintf("%s: time limit of %s reached while waiting for other builds "+
-				"(at most %d run at once, one per tenant, and one that sets kustomize's OpenAPI schema runs alone); a later attempt may succeed",
-				ErrLimitExceeded, time.Duration(e.Max), gate.capacity())
+			return fmt.Sprintf("time limit of %s reached while waiting for a free build slot "+
+				"(builds run a few at a time, at most one per namespace); a later attempt may succeed",
+				time.Duration(e.Max))
 		}
-		return fmt.Sprintf("%s: the build took longer than the time limit of %s%s",
-			ErrLimitExceeded, time.Duration(e.Max), raise)
+		return fmt.Sprintf("the build took longer than the time limit of %s%s",
+			time.Duration(e.Max), raise)
 	case LimitFileReads:
-		return fmt.Sprintf("%s: more than %d file reads%s%s", ErrLimitExceeded, e.Max, repeat, raise)
+		return fmt.Sprintf("more than %d file reads%s%s", e.Max, repeat, raise)
 	case LimitBytes:
-		return fmt.Sprintf("%s: more than %s read (a file read n times counts n times, YAML aliases as expanded%s)%s",
-			ErrLimitExceeded, byteSize(e.Max), perObject, raise)
+		return fmt.Sprintf("more than %s read (a file read n times counts n times)%s",
+			byteSize(e.Max), raise)
 	case LimitObjects:
-		return fmt.Sprintf("%s: more than %d objects read or rendered (every document kustomize reads counts: "+
-			"resources, items of Lists, patches, plugin configs, generated ConfigMaps and Secrets%s)%s",
-			ErrLimitExceeded, e.Max, repeatShort, raise)
-	case LimitNodes:
-		return fmt.Sprintf("%s: more than %d YAML nodes read (every key, value and list item counts, "+
-			"long text one per %d bytes, aliases as expanded%s%s)%s",
-			ErrLimitExceeded, e.Max, bytesPerNode, repeatShort, perObject, raise)
+		return fmt.Sprintf("more than %d objects rendered%s", e.Max, raise)
 	case LimitMemory:
 		peak := ""
 		if e.Peak > 0 {
 			peak = fmt.Sprintf(" (peak resident %d MiB)", e.Peak>>20)
 		}
-		return fmt.Sprintf("%s: the build's worker process ran out of its memory limit of %s%s%s",
-			ErrLimitExceeded, byteSize(e.Max), peak, raise)
+		return fmt.Sprintf("the worker process ran out of its memory limit of %s (--render-max-memory)%s%s",
+			byteSize(e.Max), peak, raise)
 	case LimitCPU:
-		return fmt.Sprintf("%s: the build's worker process used more than its CPU time limit of %s%s",
-			ErrLimitExceeded, time.Duration(e.Max), raise)
+		return fmt.Sprintf("the worker process used more than its CPU time limit of %s (--render-max-cpu)%s",
+			time.Duration(e.Max), raise)
 	case LimitStack:
-		return fmt.Sprintf("%s: the build's worker process overflowed its stack limit of %s "+
+		return fmt.Sprintf("the worker process overflowed its stack limit of %s "+
 			"(kustomize recursing without end: a YAML alias inside its own anchor, a schema or CRD that refers to itself)",
-			ErrLimitExceeded, byteSize(e.Max))
+			byteSize(e.Max))
 	}
-	return fmt.Sprintf("%s: %s %d", ErrLimitExceeded, e.Limit, e.Max)
+	return fmt.Sprintf("%s %d", e.Limit, e.Max)
 }
 
 func (e *LimitError) Unwrap() error { return ErrLimitExceeded }
@@ -131,9 +120,7 @@ type limits struct {
 	reads    int64
 	bytes    int64
 	objects  int64
-	nodes    int64
 	readHook func(path string)
-	readDone func(path string, err error)
 }
 
 func limitsOf(o Options) limits {
@@ -151,9 +138,7 @@ func limitsOf(o Options) limits {
 		reads:    pick(int64(o.MaxFileReads), DefaultMaxFileReads),
 		bytes:    pick(o.MaxBytes, DefaultMaxBytes),
 		objects:  pick(int64(o.MaxObjects), DefaultMaxObjects),
-		nodes:    pick(o.MaxNodes, DefaultMaxNodes),
 		readHook: o.readHook,
-		readDone: o.readDone,
 	}
 }
 
@@ -165,16 +150,10 @@ type budget struct {
 	lim   limits
 	reads atomic.Int64
 	bytes atomic.Int64
-	// objs and nodes are counted as files are read (fileObjects,
-	// readNodes), before kustomize parses them.
-	objs  atomic.Int64
-	nodes atomic.Int64
 	// hit is the first limit the build ran into: kustomize may wrap the
 	// error or swallow it and fail later with another one, so the build
 	// reports this one.
 	hit atomic.Pointer[LimitError]
-	// fan is what the build's patches and replacements cost per object.
-	fan fanOut
 }
 
 func newBudget(ctx context.Context, lim limits) *budget {
@@ -262,41 +241,10 @@ func (b *budget) remaining() int64 {
 	return max(b.lim.bytes-b.bytes.Load(), 0)
 }
 
-// objects checks the number of objects a build produced.
+// objects checks the number of objects a build rendered.
 func (b *budget) objects(n int) error {
 	if b != nil && b.lim.objects > 0 && int64(n) > b.lim.objects {
 		return b.exceeded(&LimitError{Limit: LimitObjects, Max: b.lim.objects})
-	}
-	return nil
-}
-
-// readObjects accounts for n more objects in the files read. They are
-// counted without a limit too: patches are charged per object.
-func (b *budget) readObjects(n int64) error {
-	if b == nil || n <= 0 {
-		return nil
-	}
-	if b.lim.objects > 0 && n > b.lim.objects {
-		return b.exceeded(&LimitError{Limit: LimitObjects, Max: b.lim.objects})
-	}
-	if total := b.objs.Add(n); b.lim.objects > 0 && total > b.lim.objects {
-		return b.exceeded(&LimitError{Limit: LimitObjects, Max: b.lim.objects})
-	}
-	return nil
-}
-
-// nodesLeft reports whether n more nodes fit the limit.
-func (b *budget) nodesLeft(n int64) bool {
-	return b.lim.nodes <= 0 || satAdd(b.nodes.Load(), n) <= b.lim.nodes
-}
-
-// readNodes accounts for n more YAML nodes in the files read.
-func (b *budget) readNodes(n int64) error {
-	if b == nil || n <= 0 || b.lim.nodes <= 0 {
-		return nil
-	}
-	if n > b.lim.nodes || b.nodes.Add(n) > b.lim.nodes {
-		return b.exceeded(&LimitError{Limit: LimitNodes, Max: b.lim.nodes})
 	}
 	return nil
 }

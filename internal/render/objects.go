@@ -82,7 +82,11 @@ func Namespace(objs []*unstructured.Unstructured, ns string, isClusterScoped fun
 	if ns == "" {
 		return nil
 	}
+	// Scopes may come from kyaml's schema, which an in-process build may
+	// be changing (kustomizeSlot).
+	kustomizeSlot <- struct{}{}
 	setNamespace(objs, ns, scopeOf(objs, isClusterScoped))
+	<-kustomizeSlot
 	if err := checkDuplicates(objs); err != nil {
 		return err
 	}

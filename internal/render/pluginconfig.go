@@ -27,25 +27,21 @@ import (
 // pluginConfig is a generator, transformer or validator entry whose
 // configs kustomize will hand to a builtin plugin.
 type pluginConfig struct {
-	label string // "generator", "inline transformer", ...
-	entry string // the entry as written, or "transformers[2]" for an inline one
-	file  string // the kustomization that lists it, repository-relative
-	// kustomization is that kustomization's resolved path.
-	kustomization string
-	inline        []byte // an inline config
-	path          string // a config file (resolved)
-	dir           string // a kustomization directory whose output are the configs (resolved)
+	label  string // "generator", "inline transformer", ...
+	entry  string // the entry as written, or "transformers[2]" for an inline one
+	file   string // the kustomization that lists it, repository-relative
+	inline []byte // an inline config
+	path   string // a config file (resolved)
+	dir    string // a kustomization directory whose output are the configs (resolved)
 }
 
 // checkConfigs refuses URLs in the plugin configs exactly as kustomize will
 // see them: parsed by kustomize's own resource factory and marshalled the
 // way its plugin loader marshals them for Config, and, for a directory, as
 // that directory builds (a patch or replacement there can write a URL that
-// no file holds). It runs kustomize, so it runs where a build may. It also
-// counts the patches and replacements of transformer configs with those of
-// the kustomization that lists them (noteConfig); with remote bases on, a
-// directory of configs is not built here (it could fetch), and its patches
-// and replacements are not counted.
+// no file holds). It runs kustomize, so it runs where a build may (holding
+// kustomizeSlot); with remote bases on, a directory of configs is not built
+// here (nothing is refused, and it could fetch).
 func (p *preflight) checkConfigs() error {
 	for _, c := range p.configs {
 		m, err := p.configResources(c)
@@ -63,7 +59,6 @@ func (p *preflight) checkConfigs() error {
 			if err := p.refuseURLs(c, res.GetKind(), res.GetName(), y); err != nil {
 				return err
 			}
-			p.fs.noteConfig(c.kustomization, y)
 		}
 	}
 	return nil
@@ -114,7 +109,7 @@ func (p *preflight) refuseURLs(c pluginConfig, kind, name string, y []byte) erro
 		return c.fail(err)
 	}
 	if field, url, ok := findURL(tree, ""); ok {
-		return c.fail(&urlError{URL: url, Field: field, Kind: kind, Name: name, Err: p.remoteRefused()})
+		return c.fail(&urlError{URL: url, Field: field, Kind: kind, Name: name, Err: ErrRemoteRefused})
 	}
 	return nil
 }
@@ -130,7 +125,7 @@ func (c pluginConfig) fail(err error) error {
 // urlError names a URL found in a plugin config.
 type urlError struct {
 	URL, Field, Kind, Name string
-	Err                    error // ErrRemoteRefused or ErrRemoteInSchemaBuild
+	Err                    error // ErrRemoteRefused
 }
 
 func (e *urlError) Error() string {

@@ -45,15 +45,10 @@ type preflight struct {
 	fs          *sandboxFS
 	allowRemote bool
 	allowFile   bool
-	// schemaBuild: remote references are refused because the build sets
-	// the schema (ErrRemoteInSchemaBuild), not because they are off.
-	schemaBuild bool
 	seen        map[string]bool
-	// dataRefs and otherRefs are the files kustomizations name, as a
-	// generator's data and otherwise (dataOnly).
-	dataRefs, otherRefs map[string]bool
 	// openAPI is set when a kustomization has an openapi field: the build
-	// changes kustomize's process-wide schema and must run alone.
+	// changes kustomize's process-wide schema and puts the default back
+	// when it ends.
 	openAPI bool
 	// configs are the plugin configs to check once the build may run
 	// kustomize (checkConfigs).
@@ -70,10 +65,6 @@ func (p *preflight) dir(dir string) error {
 		return err
 	}
 	relFile := rel(p.fs.root, file)
-	kfile, err := resolve(p.fs.root, file, p.fs.links) // as kustomize's reads name it
-	if err != nil {
-		return err
-	}
 	if len(k.HelmCharts) > 0 || len(k.HelmChartInflationGenerator) > 0 {
 		return fmt.Errorf("%w (in %s)", ErrHelmRefused, relFile)
 	}
@@ -81,7 +72,7 @@ func (p *preflight) dir(dir string) error {
 		p.openAPI = true
 	}
 	for _, r := range refs(k) {
-		if err := p.check(dir, relFile, kfile, r); err != nil {
+		if err := p.check(dir, relFile, r); err != nil {
 			var nested *refError
 			if errors.As(err, &nested) {
 				return err // already names its own kustomization
@@ -91,7 +82,7 @@ func (p *preflight) dir(dir string) error {
 	}
 	if !p.allowRemote {
 		if field, url, ok := findURL(withoutInlineConfigs(tree), ""); ok {
-			return &refError{Field: field, Ref: url, File: relFile, Err: p.remoteRefused()}
+			return &refError{Field: field, Ref: url, File: relFile, Err: ErrRemoteRefused}
 		}
 	}
 	for _, pl := range []struct {
@@ -102,26 +93,12 @@ func (p *preflight) dir(dir string) error {
 			if isInline(e) {
 				p.configs = append(p.configs, pluginConfig{
 					label: "inline " + singular(pl.field), entry: fmt.Sprintf("%s[%d]", pl.field, i),
-					file: relFile, kustomization: kfile, inline: []byte(e),
+					file: relFile, inline: []byte(e),
 				})
 			}
 		}
 	}
-	p.watchReplacements(dir, k)
-	if m := p.fs.metaSpecOf(k, dir); m != nil {
-		p.fs.budget.fan.labels.watch(m)
-	}
 	return nil
-}
-
-// watchReplacements has the paths of the replacements of k (a
-// kustomization in dir) measured in every object the build reads.
-func (p *preflight) watchReplacements(dir string, k *types.Kustomization) {
-	for _, rf := range k.Replacements {
-		for _, sp := range p.fs.replacementSpreads(dir, rf) {
-			p.fs.budget.fan.repl.watch(sp.repl)
-		}
-	}
 }
 
 // load reads the kustomization file of dir; k is nil when there is none
@@ -197,12 +174,12 @@ func decodeKustomization(data []byte) (*types.Kustomization, any, error) {
 	return k, tree, nil
 }
 
-func (p *preflight) check(dir, file, kfile string, r ref) error {
+func (p *preflight) check(dir, file string, r ref) error {
 	v := strings.TrimSpace(r.value)
 	if isRemote(v) {
 		switch {
 		case !p.allowRemote:
-			return p.remoteRefused()
+			return ErrRemoteRefused
 		case isFileURL(v) && !p.allowFile:
 			return ErrFileURLRefused
 		}
@@ -219,7 +196,6 @@ func (p *preflight) check(dir, file, kfile string, r ref) error {
 		return ErrNotFound
 	}
 	isDir := p.fs.inner.IsDir(resolved)
-	p.noteRef(r, resolved)
 	if r.dir && isDir {
 		if err := p.dir(resolved); err != nil {
 			return err
@@ -228,7 +204,7 @@ func (p *preflight) check(dir, file, kfile string, r ref) error {
 	if r.plugin {
 		// After the directory's own walk, so that plugin configs built
 		// from inside it are checked before it is built (post-order).
-		c := pluginConfig{label: r.field, entry: r.value, file: file, kustomization: kfile}
+		c := pluginConfig{label: r.field, entry: r.value, file: file}
 		if isDir {
 			c.dir = resolved
 		} else {
@@ -240,44 +216,6 @@ func (p *preflight) check(dir, file, kfile string, r ref) error {
 		}
 	}
 	return nil
-}
-
-func (p *preflight) remoteRefused() error {
-	if p.schemaBuild {
-		return ErrRemoteInSchemaBuild
-	}
-	return ErrRemoteRefused
-}
-
-// noteRef records a file a kustomization names, for dataOnly.
-func (p *preflight) noteRef(r ref, resolved string) {
-	if p.dataRefs == nil {
-		p.dataRefs, p.otherRefs = map[string]bool{}, map[string]bool{}
-	}
-	if r.field == dataField("configMapGenerator") || r.field == dataField("secretGenerator") {
-		p.dataRefs[resolved] = true
-	} else {
-		p.otherRefs[resolved] = true
-	}
-}
-
-func dataField(generator string) string { return generator + " file" }
-
-// dataOnly returns the files the build reads only as a generator's data:
-// named as such, and by nothing else. A build with generator, transformer
-// or validator configs has none: a config may name any file as a path
-// (a PatchTransformer's patch), which the preflight does not resolve.
-func (p *preflight) dataOnly() map[string]bool {
-	if len(p.configs) > 0 {
-		return nil
-	}
-	out := map[string]bool{}
-	for f := range p.dataRefs {
-		if !p.otherRefs[f] {
-			out[f] = true
-		}
-	}
-	return out
 }
 
 // isInline reports whether a generators/transformers/validators entry is
@@ -326,10 +264,10 @@ func refs(k *types.Kustomization) []ref {
 		add("replacement", false, rp.Path)
 	}
 	for _, g := range k.ConfigMapGenerator {
-		out = append(out, kvRefs(dataField("configMapGenerator"), g.KvPairSources)...)
+		out = append(out, kvRefs("configMapGenerator file", g.KvPairSources)...)
 	}
 	for _, g := range k.SecretGenerator {
-		out = append(out, kvRefs(dataField("secretGenerator"), g.KvPairSources)...)
+		out = append(out, kvRefs("secretGenerator file", g.KvPairSources)...)
 	}
 	return out
 }

@@ -46,9 +46,8 @@ func isFileURL(ref string) bool {
 
 // checkRemoteKustomization holds a kustomization read from a remote-base
 // clone (which no preflight saw) to the rules of the build: no file:// bases
-// unless allowed, and no openapi field (it would replace kustomize's
-// process-wide schema under concurrent builds; a build that sets the schema
-// runs alone and may not use remote bases, so none reaches here).
+// unless allowed, and no openapi field (ErrRemoteOpenAPI: the build would
+// not know to put kustomize's process-wide default schema back).
 func (s *sandboxFS) checkRemoteKustomization(cloneRoot, p string, data []byte) error {
 	if !isKustomizationFile(p) {
 		return nil
@@ -58,7 +57,7 @@ func (s *sandboxFS) checkRemoteKustomization(cloneRoot, p string, data []byte) e
 		return nil // kustomize reports it
 	}
 	file := "remote base " + rel(cloneRoot, p)
-	if len(k.OpenAPI) > 0 && !s.exclusive {
+	if len(k.OpenAPI) > 0 {
 		return fmt.Errorf("%w (in %s)", ErrRemoteOpenAPI, file)
 	}
 	if s.allowFileURLs {

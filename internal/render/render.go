@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
 
 // Options of a build.
@@ -44,10 +44,9 @@ type Options struct {
 	// passes its RESTMapper here). Unknown kinds default to namespaced.
 	IsClusterScoped func(gvk schema.GroupVersionKind) (clusterScoped, known bool)
 	// Tenant, when set, names whose build this is (a reconciler passes the
-	// namespace of the GitRepository). A tenant's builds take at most one
-	// of the places among the running builds at once, abandoned ones
-	// included (running.go): one tenant's slow builds cannot keep every
-	// other tenant's waiting; its own next build waits instead.
+	// namespace of the GitRepository). Build does not use it;
+	// internal/worker.Pool does, to run at most one build of a tenant at a
+	// time, so that one tenant's slow builds cannot take every worker.
 	Tenant string
 
 	// Limits of the build (see doc.go).
@@ -55,36 +54,23 @@ type Options struct {
 
 	// readHook, for tests, is called before every file read.
 	readHook func(path string)
-	// readDone, for tests, is called with what every file read kustomize
-	// makes returns to it.
-	readDone func(path string, err error)
-	// gateHook, for tests, is called when the build starts waiting for
-	// other builds (running.go, schema.go).
-	gateHook func()
 }
 
 // Limits of a build: zero means the default, a negative value means no
 // limit. A build over a limit fails with a *LimitError (errors.Is
 // ErrLimitExceeded).
 type Limits struct {
-	// Timeout bounds the build's wall-clock time, waiting included:
-	// Build returns at the deadline, and a build still running inside
-	// kustomize fails at its next file operation.
+	// Timeout bounds the build's wall-clock time, waiting for a free
+	// build slot included: Build returns at the deadline, and a build
+	// still running inside kustomize fails at its next file operation.
 	Timeout time.Duration
 	// MaxFileReads bounds the number of file reads; a file read n times
 	// (a base included n times) counts n times.
 	MaxFileReads int
 	// MaxBytes bounds the bytes of all file reads, counted the same way.
 	MaxBytes int64
-	// MaxObjects bounds the number of objects: every document kustomize
-	// reads (resources, items of Lists, patches, plugin configs) and every
-	// ConfigMap and Secret a kustomization generates, counted as the files
-	// are read and before kustomize parses them, and the objects rendered.
+	// MaxObjects bounds the number of objects the build renders.
 	MaxObjects int
-	// MaxNodes bounds the YAML nodes of the files read (estimated before
-	// they are parsed; long text counts one per 64 bytes), which is what
-	// kustomize's memory grows with.
-	MaxNodes int64
 }
 
 // Build runs kustomize in-process on the directory path inside root (a
@@ -111,16 +97,26 @@ func BuildYAML(root, path string, opts Options) ([]byte, error) {
 	return EncodeYAML(objs)
 }
 
+// kustomizeSlot lets one kustomize goroutine run in the process at a
+// time, held until kustomize really returns, a build abandoned at its
+// deadline included. kyaml keeps one OpenAPI schema per process: krusty
+// sets it on every run, a kustomization's openapi field replaces it, and
+// kyaml parses it lazily into plain maps that a concurrent build would
+// read while they are written (a fatal error, not a panic). The
+// controller on Linux runs every build in a worker process of its own
+// (internal/worker), so this only serialises the CLI's builds and those
+// of a controller off Linux.
+var kustomizeSlot = make(chan struct{}, 1)
+
 // build renders path inside the sandbox; aliases are other spellings of the
 // root stripped from error messages.
 //
 // kustomize runs on its own goroutine so that the caller returns at the
 // deadline even when kustomize is stuck where the sandbox cannot see it (an
 // HTTP fetch of a remote base, a git clone) or computes without a file
-// operation. That goroutine fails at its next file operation, and keeps
-// its place among the running ones (running.go) until kustomize returns;
-// past the deadline it leaves the schema gate at its next file operation
-// (schema.go).
+// operation. That goroutine fails at its next file operation and keeps
+// kustomizeSlot until kustomize returns; a build that cannot take the slot
+// before its deadline fails with a LimitError that is Waiting.
 func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliases ...string) ([]*unstructured.Unstructured, error) {
 	fail := func(err error) error {
 		return &BuildError{Path: path, Err: err, root: append([]string{sb.root}, aliases...)}
@@ -141,54 +137,35 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 	if err := pf.dir(dir); err != nil {
 		return nil, fail(sb.budget.cause(err))
 	}
-	if pf.openAPI && opts.AllowRemoteBases {
-		// A build that sets the schema holds the gate alone; a remote
-		// fetch could hold it past the deadline, with no file operation
-		// to stop at. Check again as if remote bases were off.
-		pf = &preflight{fs: sb, schemaBuild: true, allowFile: opts.AllowFileURLs, seen: map[string]bool{}}
-		if err := pf.dir(dir); err != nil {
-			return nil, fail(sb.budget.cause(err))
-		}
-	} else if opts.AllowRemoteBases {
+	if opts.AllowRemoteBases {
 		sb.allowClones()
 	}
-	sb.exclusive = pf.openAPI
-	sb.dataOnly = pf.dataOnly()
-	run := &buildRun{ctx: ctx, tenant: opts.Tenant}
-	sb.run = run
 
+	select {
+	case kustomizeSlot <- struct{}{}:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fail(&LimitError{Limit: LimitTime, Max: int64(lim.timeout), Waiting: true})
+		}
+		return nil, fail(sb.budget.cause(ctx.Err()))
+	}
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
 	}
 	done := make(chan result, 1)
-	var started atomic.Bool // past the waits: a deadline is then the build's own
 	go func() {
 		var r result
 		defer func() { done <- r }()
+		defer func() { <-kustomizeSlot }()
 		defer sb.releaseClones()
-		r.err = run.run(sb.exclusive, opts.gateHook, func() { started.Store(true) }, func() (err error) {
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("kustomize panicked: %v", p)
-				}
-			}()
-			if err := pf.checkConfigs(); err != nil {
-				return err
-			}
-			sb.budget.fan.repl.seal()
-			m, err := runKustomize(sb, dir)
-			if err != nil {
-				return err
-			}
-			if err := sb.budget.objects(m.Size()); err != nil {
-				return err
-			}
-			// finish reads kustomize's schema too (scopes), so it stays
-			// inside the gate.
-			r.objs, err = finish(m, opts)
-			return err
-		})
+		if pf.openAPI {
+			// Before the slot is free, so that the next build starts
+			// from the default schema, whatever this one left.
+			defer defaultSchema()
+			defaultSchema()
+		}
+		r.objs, r.err = kustomize(sb, pf, dir, opts)
 	}()
 	var r result
 	select {
@@ -201,15 +178,44 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 		}
 	}
 	if r.err != nil {
-		if errors.Is(r.err, context.DeadlineExceeded) && !started.Load() {
-			return nil, fail(&LimitError{Limit: LimitTime, Max: int64(lim.timeout), Waiting: true})
-		}
 		if refused := sb.firstRefusal(); refused != nil && sb.budget.hit.Load() == nil {
 			return nil, fail(refused)
 		}
 		return nil, fail(sb.budget.cause(r.err))
 	}
 	return r.objs, nil
+}
+
+// defaultSchema puts kyaml's default schema back, parsed. A custom schema
+// is parsed on top of what kyaml holds, so a build that sets one starts
+// from this too: kyaml would otherwise parse the default after the custom
+// one, over it, when an earlier build only asked it for a namespace scope
+// (its "delayed" parse).
+func defaultSchema() {
+	openapi.ResetOpenAPI()
+	_ = openapi.Schema()
+}
+
+// kustomize is what a build does holding kustomizeSlot: it checks the
+// plugin configs (which may run kustomize), runs kustomize, and finishes
+// the objects (which reads kyaml's schema, for scopes).
+func kustomize(sb *sandboxFS, pf *preflight, dir string, opts Options) (objs []*unstructured.Unstructured, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			objs, err = nil, fmt.Errorf("kustomize panicked: %v", p)
+		}
+	}()
+	if err := pf.checkConfigs(); err != nil {
+		return nil, err
+	}
+	m, err := runKustomize(sb, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := sb.budget.objects(m.Size()); err != nil {
+		return nil, err
+	}
+	return finish(m, opts)
 }
 
 // buildDir resolves the build path inside the sandbox.

@@ -26,28 +26,18 @@ import (
 // clone as its root, and only by the build that cloned it. Every operation
 // is charged to the build's budget, so a build past its deadline or over
 // its read limits fails at its next file operation, and every file read is
-// charged its objects and YAML nodes before kustomize sees it. Every
-// operation is also a point where the build's goroutine touches no kyaml
-// state, where it leaves the schema gate once past its deadline (schema.go).
+// charged its bytes before kustomize sees it.
 type sandboxFS struct {
 	inner  filesys.FileSystem
 	root   string
 	links  linkReader
 	budget *budget
-	// run is the build's goroutine state (nil outside a build).
-	run *buildRun
-	// dataOnly holds the files the build reads only as a generator's data
-	// (configMapGenerator/secretGenerator files): kustomize does not parse
-	// them, so only their text counts (a dashboard in JSON is one string).
-	dataOnly map[string]bool
 	// lazy holds files whose content is read only when kustomize reads
 	// them (BuildRef: blobs of a Git tree); inner holds an empty stand-in.
 	lazy map[string]lazyFile
 
 	// tmp, when set, is the directory kustomize clones remote bases into.
 	tmp string
-	// exclusive: this build runs alone and may set kustomize's schema.
-	exclusive bool
 	// allowFileURLs lets remote bases be file:// URLs.
 	allowFileURLs bool
 
@@ -190,32 +180,6 @@ func (s *sandboxFS) path(p string) (filesys.FileSystem, string, error) {
 	return s.inner, r, nil
 }
 
-// op brackets a file operation: the caller defers the function it returns
-// with the operation's error. Past the build's deadline the operation
-// fails, whatever it did: a goroutine that stepped out of the schema gate
-// must not get a schema file to set.
-func (s *sandboxFS) op() func(*error) {
-	s.run.enterOp()
-	return func(err *error) {
-		s.run.exitOp()
-		if s.run != nil && *err == nil {
-			*err = s.budget.alive()
-		}
-	}
-}
-
-// opBool is op for the operations that answer yes or no.
-func (s *sandboxFS) opBool() func(*bool) {
-	done := s.op()
-	return func(ok *bool) {
-		var err error
-		done(&err)
-		if err != nil {
-			*ok = false
-		}
-	}
-}
-
 func (s *sandboxFS) Create(p string) (filesys.File, error) { return nil, s.readOnly(p) }
 func (s *sandboxFS) Mkdir(p string) error                  { return s.readOnly(p) }
 func (s *sandboxFS) MkdirAll(p string) error               { return s.readOnly(p) }
@@ -223,8 +187,7 @@ func (s *sandboxFS) WriteFile(p string, _ []byte) error    { return s.readOnly(p
 
 // RemoveAll is only used by kustomize to clean up its clones: a clone of
 // this build, or one nobody read yet (a clone that failed).
-func (s *sandboxFS) RemoveAll(p string) (err error) {
-	defer s.op()(&err)
+func (s *sandboxFS) RemoveAll(p string) error {
 	clean := filepath.Clean(p)
 	if root, ok := s.cloneRoot(clean); ok && root == clean {
 		cloneMu.Lock()
@@ -246,29 +209,19 @@ func (s *sandboxFS) readOnly(p string) error {
 
 // Open is not used by kustomize builds, and what is read through a file
 // handle could not be counted before kustomize parses it: it is refused.
-func (s *sandboxFS) Open(p string) (f filesys.File, err error) {
-	defer s.op()(&err)
+func (s *sandboxFS) Open(p string) (filesys.File, error) {
 	if _, _, err := s.path(p); err != nil {
 		return nil, err
 	}
 	return nil, fmt.Errorf("open %s: not supported in a build; files are read whole", p)
 }
 
-func (s *sandboxFS) ReadFile(p string) (data []byte, err error) {
-	if s.budget != nil && s.budget.lim.readDone != nil {
-		defer func() { s.budget.lim.readDone(p, err) }()
-	}
-	defer s.op()(&err)
-	defer func() {
-		if err != nil {
-			data = nil
-		}
-	}()
+func (s *sandboxFS) ReadFile(p string) ([]byte, error) {
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return nil, err
 	}
-	data, err = s.read(fsys, r, true)
+	data, err := s.readResolved(fsys, r)
 	if err != nil {
 		return nil, err
 	}
@@ -280,43 +233,10 @@ func (s *sandboxFS) ReadFile(p string) (data []byte, err error) {
 	return data, nil
 }
 
-// readResolved reads the resolved path r for the preflight, whose reads
-// make no objects.
-func (s *sandboxFS) readResolved(fsys filesys.FileSystem, r string) ([]byte, error) {
-	return s.read(fsys, r, false)
-}
-
-// read reads the resolved path r and charges it (readCounted). A read of
-// kustomize (objects) also adds what the file holds to the account of the
-// build's patches and replacements, and charges them on the objects read
-// so far: before kustomize can apply them (fanout.go).
-func (s *sandboxFS) read(fsys filesys.FileSystem, r string, objects bool) ([]byte, error) {
-	if s.budget == nil || !objects {
-		return s.readCounted(fsys, r, objects)
-	}
-	objs, nodes := s.budget.objs.Load(), s.budget.nodes.Load()-s.budget.fan.charged.nodes
-	data, err := s.readCounted(fsys, r, objects)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case s.dataOnly[r]:
-	case isKustomizationFile(r):
-		s.countFanOut(r, data, objs, nodes)
-	default:
-		s.budget.fan.noteDocuments(data)
-	}
-	if err := s.budget.settle(); err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-// readCounted reads the resolved path r, charging the budget before the
+// readResolved reads the resolved path r, charging the budget before the
 // content is read when its size is known (a file larger than what is left
-// is never read into memory), and charging its YAML nodes and, for a read
-// of kustomize (objects), its objects before it returns the content.
-func (s *sandboxFS) readCounted(fsys filesys.FileSystem, r string, objects bool) ([]byte, error) {
+// is never read into memory), and the rest once it is read.
+func (s *sandboxFS) readResolved(fsys filesys.FileSystem, r string) ([]byte, error) {
 	size := s.size(fsys, r)
 	if err := s.budget.read(r, size); err != nil {
 		return nil, err
@@ -336,41 +256,6 @@ func (s *sandboxFS) readCounted(fsys filesys.FileSystem, r string, objects bool)
 	}
 	if extra := int64(len(data)) - max(size, 0); extra > 0 {
 		if err := s.budget.more(extra); err != nil {
-			return nil, err
-		}
-	}
-	dataOnly := s.dataOnly[r]
-	objects = objects && !dataOnly
-	// Objects first where a scan tells them (the usual, clearer refusal
-	// of many objects); then the nodes, which bound every parse below:
-	// the one that measures the aliases, and the one that counts the
-	// objects of Lists and of kustomizations.
-	if objects && !isKustomizationFile(r) {
-		if n, ok := documentObjects(data); ok {
-			if err := s.budget.readObjects(n); err != nil {
-				return nil, err
-			}
-			objects = false
-		}
-	}
-	if err := s.budget.readNodes(readNodes(r, data, dataOnly)); err != nil {
-		return nil, err
-	}
-	if dataOnly {
-		return data, nil
-	}
-	aliasBytes, aliasNodes, err := aliasCost(data)
-	if err != nil {
-		return nil, s.refuse(fmt.Errorf("%s: %w", rel(s.root, r), err))
-	}
-	if err := s.budget.more(aliasBytes); err != nil {
-		return nil, err
-	}
-	if err := s.budget.readNodes(aliasNodes); err != nil {
-		return nil, err
-	}
-	if objects {
-		if err := s.budget.readObjects(fileObjects(r, data)); err != nil {
 			return nil, err
 		}
 	}
@@ -410,20 +295,17 @@ func readCapped(p string, limit int64) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-func (s *sandboxFS) IsDir(p string) (ok bool) {
-	defer s.opBool()(&ok)
+func (s *sandboxFS) IsDir(p string) bool {
 	fsys, r, err := s.path(p)
 	return err == nil && fsys.IsDir(r)
 }
 
-func (s *sandboxFS) Exists(p string) (ok bool) {
-	defer s.opBool()(&ok)
+func (s *sandboxFS) Exists(p string) bool {
 	fsys, r, err := s.path(p)
 	return err == nil && fsys.Exists(r)
 }
 
-func (s *sandboxFS) ReadDir(p string) (_ []string, err error) {
-	defer s.op()(&err)
+func (s *sandboxFS) ReadDir(p string) ([]string, error) {
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return nil, err
@@ -433,8 +315,7 @@ func (s *sandboxFS) ReadDir(p string) (_ []string, err error) {
 
 // CleanedAbs is implemented here rather than delegated: the on-disk version
 // calls log.Fatalf on some inputs, which no recover can catch.
-func (s *sandboxFS) CleanedAbs(p string) (_ filesys.ConfirmedDir, _ string, err error) {
-	defer s.op()(&err)
+func (s *sandboxFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return "", "", err
@@ -449,8 +330,7 @@ func (s *sandboxFS) CleanedAbs(p string) (_ filesys.ConfirmedDir, _ string, err 
 }
 
 // Glob returns the matches that resolve inside the repository.
-func (s *sandboxFS) Glob(pattern string) (_ []string, err error) {
-	defer s.op()(&err)
+func (s *sandboxFS) Glob(pattern string) ([]string, error) {
 	fsys, r, err := s.path(filepath.Dir(pattern))
 	if err != nil {
 		return nil, err
@@ -468,9 +348,8 @@ func (s *sandboxFS) Glob(pattern string) (_ []string, err error) {
 	return out, nil
 }
 
-// Walk calls back into kustomize: the callback runs outside the operation.
-func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) (err error) {
-	defer s.op()(&err)
+// Walk stops at the build's deadline, between two entries.
+func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) error {
 	fsys, r, err := s.path(p)
 	if err != nil {
 		return err
@@ -479,8 +358,6 @@ func (s *sandboxFS) Walk(p string, fn filepath.WalkFunc) (err error) {
 		if berr := s.budget.alive(); berr != nil {
 			return berr
 		}
-		s.run.exitOp()
-		defer s.run.enterOp()
 		return fn(path, info, err)
 	})
 }

@@ -54,6 +54,18 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// SafeURL is url as messages show it: without userinfo.
+func SafeURL(url string) string { return scrubURLs(url) }
+
+// NewError is an Error made elsewhere (a fetch that ran in a worker
+// process), matching errors.Is the sentinel given (nil: none).
+func NewError(reason, message string, sentinel error) *Error {
+	return &Error{Reason: reason, Message: message, sentinel: sentinel}
+}
+
+// Sentinel is what e matches with errors.Is, nil when nothing.
+func (e *Error) Sentinel() error { return e.sentinel }
+
 func (e *Error) Unwrap() error { return e.sentinel }
 
 // Terminal reports whether retrying at once cannot help: the spec, what

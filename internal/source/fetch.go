@@ -59,6 +59,10 @@ type Options struct {
 	AllowInsecureHTTP bool
 	// Dir is the per-object cache directory; it survives reconciles.
 	Dir string
+	// Resolved, when set, is called with the revision the ref resolved to
+	// before anything is downloaded or checked out; an error it returns
+	// ends the Fetch as it is.
+	Resolved func(revision string) error
 	// LastRevision is status.artifact.revision. When the resolved revision
 	// equals it and Dir holds the commit, nothing is fetched. More generally
 	// any commit Dir already holds (a branch force-pushed back to a commit
@@ -112,6 +116,11 @@ func fetch(ctx context.Context, o Options) (Result, error) {
 	t, err := resolve(o.Ref, refs)
 	if err != nil {
 		return Result{}, refError(err)
+	}
+	if o.Resolved != nil {
+		if err := o.Resolved(t.revision()); err != nil {
+			return Result{}, err
+		}
 	}
 	return fetchTarget(ctx, o, t)
 }

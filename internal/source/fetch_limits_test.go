@@ -94,6 +94,8 @@ func TestFetchLimits(t *testing.T) {
 			"more than 5 files and directories: limit exceeded: file count limit (--git-max-files=5)"},
 		{"directories count", []gittest.File{gittest.Text("a/b/c/d/e/f", "x\n")}, Limits{MaxFiles: 5},
 			"more than 5 files and directories"},
+		{"objects of the pack", manyDistinct(12), Limits{MaxObjects: 10},
+			"the pack holds 15 objects: limit exceeded: object count limit (--git-max-objects=10)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHTTPRepo(t)
@@ -111,6 +113,15 @@ func TestFetchLimits(t *testing.T) {
 			fetchOK(t, &o) // the defaults fit
 		})
 	}
+}
+
+// manyDistinct is n small files with distinct contents (n blobs).
+func manyDistinct(n int) []gittest.File {
+	var fs []gittest.File
+	for i := range n {
+		fs = append(fs, gittest.Text(fmt.Sprintf("dir/f%d", i), fmt.Sprintf("%d\n", i)))
+	}
+	return fs
 }
 
 func manyPaths(n int, f gittest.File) []gittest.File {

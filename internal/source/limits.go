@@ -32,6 +32,12 @@ const (
 	DefaultMaxFileBytes     = 8 << 20
 	DefaultMaxCheckoutBytes = 64 << 20
 	DefaultMaxFiles         = 10000
+	// DefaultMaxObjects bounds the objects of one received pack: go-git
+	// keeps an index entry and more for each while it indexes the pack
+	// (2 million tiny blobs in a 40 MiB pack took it to 793 MiB). A
+	// shallow fetch of a checkout within MaxFiles has at most about
+	// that many blobs and trees; the rest is history.
+	DefaultMaxObjects = 50000
 )
 
 // Controller flags that set the limits and the URL policy. The error
@@ -42,6 +48,7 @@ const (
 	FlagMaxFileSize       = "git-max-file-size"
 	FlagMaxCheckoutSize   = "git-max-checkout-size"
 	FlagMaxFiles          = "git-max-files"
+	FlagMaxObjects        = "git-max-objects"
 	FlagAllowFileURLs     = "allow-file-urls"
 	FlagAllowInsecureHTTP = "allow-insecure-http"
 )
@@ -69,6 +76,9 @@ type Limits struct {
 	// MaxFiles bounds the entries (files, symbolic links, directories) of
 	// a checkout. Default DefaultMaxFiles.
 	MaxFiles int
+	// MaxObjects bounds the objects of a received pack, read from its
+	// header before anything is unpacked. Default DefaultMaxObjects.
+	MaxObjects int
 }
 
 // effective returns the limits with defaults applied; 0 in the result
@@ -88,6 +98,7 @@ func (l Limits) effective() Limits {
 		MaxFileBytes:     pick(l.MaxFileBytes, DefaultMaxFileBytes),
 		MaxCheckoutBytes: pick(l.MaxCheckoutBytes, DefaultMaxCheckoutBytes),
 		MaxFiles:         int(pick(int64(l.MaxFiles), DefaultMaxFiles)),
+		MaxObjects:       int(pick(int64(l.MaxObjects), DefaultMaxObjects)),
 	}
 }
 

@@ -126,9 +126,9 @@ const (
 // could index; it is refused here rather than parsed.
 var errMalformedPack = errors.New("malformed packfile")
 
-// checkPack reads a whole pack from r and checks every object's unpacked
-// size against lim.MaxFileBytes and their sum against
-// lim.MaxCheckoutBytes. Objects are inflated to find where the next one
+// checkPack reads a whole pack from r and checks its object count against
+// lim.MaxObjects, every object's unpacked size against lim.MaxFileBytes
+// and their sum against lim.MaxCheckoutBytes. Objects are inflated to find where the next one
 // starts, in a fixed-size buffer, and only as far as their header says.
 func checkPack(ctx context.Context, r io.Reader, lim Limits, remote string) error {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -140,6 +140,11 @@ func checkPack(ctx context.Context, r io.Reader, lim Limits, remote string) erro
 		return malformed(remote, fmt.Sprintf("pack version %d", v))
 	}
 	count := binary.BigEndian.Uint32(hdr[8:12])
+	if over(int64(count), int64(lim.MaxObjects)) {
+		return &Error{Reason: ReasonLimitExceeded, sentinel: ErrLimitExceeded, Message: fmt.Sprintf(
+			"fetching %s: the pack holds %d objects: %v: object count limit (--%s=%d); %s",
+			remote, count, ErrLimitExceeded, FlagMaxObjects, lim.MaxObjects, raiseLimit)}
+	}
 	var total int64
 	var zr io.ReadCloser
 	for i := uint32(0); i < count; i++ {

@@ -22,11 +22,8 @@ import (
 // killed with it.
 func isolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 }
 
-// exitOf says why a worker ended without an answer: the limit it hit, with
-// its measured peak, or the Go runtime's own words; nil when it exited 0.
 // killGroup kills what is left of the worker's process group (a git that
 // kustomize gave up on); the group id is not reused while a member lives.
 func killGroup(cmd *exec.Cmd) {
@@ -71,6 +68,17 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64)
 		}
 		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	if err := limitOf(st, stderr, req, peak, cpu); err != nil {
+		return &DiedError{Err: err}
+	}
+	if st.ExitCode() == 2 && strings.HasPrefix(stderr, "render worker:") {
+		return fmt.Errorf("%w: %s", ErrWorker, firstFatal(stderr)) // its own protocol, not the build
+	}
+	return &DiedError{Err: fmt.Errorf("the worker process died (%s): %s", st, firstFatal(stderr))}
+}
+
+// limitOf is the limit a worker that died hit, nil when none.
+func limitOf(st *os.ProcessState, stderr string, req request, peak int64, cpu time.Duration) error {
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	switch {
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "goroutine stack exceeds"):
@@ -85,10 +93,7 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64)
 		// Not by us, nor by its CPU limit: the kernel's OOM killer.
 		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
 	}
-	if st.ExitCode() == 2 && strings.HasPrefix(stderr, "render worker:") {
-		return fmt.Errorf("%w: %s", ErrWorker, firstFatal(stderr)) // its own protocol, not the build
-	}
-	return fmt.Errorf("the render worker died (%s): %s", st, firstFatal(stderr))
+	return nil
 }
 
 // firstFatal is the line the Go runtime says why it died with, else the

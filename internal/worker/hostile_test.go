@@ -25,7 +25,7 @@ import (
 
 // unbounded leaves a build only the worker's limits: the hostile inputs
 // are held by the process bounds, not by render's own.
-var unbounded = render.Limits{Timeout: 20 * time.Second, MaxFileReads: -1, MaxBytes: -1, MaxObjects: -1, MaxNodes: -1}
+var unbounded = render.Limits{Timeout: 20 * time.Second, MaxFileReads: -1, MaxBytes: -1, MaxObjects: -1}
 
 // TestHostileInputsEndAsALimitOfTheirBuild: each input of
 // testdata/hostile ends its worker, and the build fails with the limit it
@@ -36,14 +36,18 @@ func TestHostileInputsEndAsALimitOfTheirBuild(t *testing.T) {
 	entries, err := os.ReadDir("testdata/hostile")
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
-	p := &Pool{MaxMemory: 256 << 20}
+	p := &Pool{MaxMemory: 256 << 20, MaxCPU: 10 * time.Second}
 	for _, e := range entries {
 		t.Run(e.Name(), func(t *testing.T) {
 			_, err := p.Build(t.Context(), "testdata/hostile", e.Name(), render.Options{Limits: unbounded})
 			var le *render.LimitError
 			require.ErrorAs(t, err, &le, "%v", err)
-			assert.Contains(t, []string{render.LimitMemory, render.LimitStack}, le.Limit, "%v", err)
-			assert.Positive(t, le.Peak, "the peak is measured")
+			assert.Contains(t, []string{render.LimitMemory, render.LimitStack, render.LimitCPU}, le.Limit, "%v", err)
+			var died *DiedError
+			assert.ErrorAs(t, err, &died, "the worker died, nothing else")
+			if le.Limit == render.LimitMemory {
+				assert.Positive(t, le.Peak, "the peak is measured")
+			}
 			objs, err := p.Build(t.Context(), "testdata", "fine", render.Options{})
 			require.NoError(t, err)
 			assert.Len(t, objs, 1)
@@ -132,4 +136,19 @@ func skipOffLinux(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the worker's process limits are Linux's")
 	}
+}
+
+// TestGitBaseWithoutGitFailsItsBuild: the controller's image has no git,
+// so with remote bases on a git base fails its build, saying so, while
+// HTTP(S) files still load (a worker finds git only on the controller's
+// PATH).
+func TestGitBaseWithoutGitFailsItsBuild(t *testing.T) {
+	skipOffLinux(t)
+	t.Setenv("PATH", "")
+	root := tree(t, map[string]string{"app/kustomization.yaml": "resources:\n- https://github.com/example/config//base?ref=main\n"})
+	_, err := (&Pool{}).Build(t.Context(), root, "app", render.Options{AllowRemoteBases: true})
+	require.Error(t, err)
+	var died *DiedError
+	assert.False(t, errors.As(err, &died), "the build fails, the worker does not die: %v", err)
+	assert.Contains(t, err.Error(), "no 'git' program on path")
 }

@@ -12,8 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"sync"
 	"time"
@@ -56,8 +56,10 @@ type Pool struct {
 
 	once    sync.Once
 	slots   chan struct{}
+	spares  chan *proc
 	mu      sync.Mutex
 	tenants map[string]*tenant
+	warm    bool
 }
 
 // tenant is the one running place of a tenant's builds.
@@ -69,6 +71,7 @@ type tenant struct {
 func (p *Pool) init() {
 	p.once.Do(func() {
 		p.slots = make(chan struct{}, pick(int64(p.Slots), DefaultSlots))
+		p.spares = make(chan *proc, cap(p.slots))
 		p.tenants = map[string]*tenant{}
 	})
 }
@@ -102,12 +105,25 @@ func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) (
 		return nil, err
 	}
 	defer release()
-	req := request{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
-		Revision: o.Revision, Source: o.Source, Limits: o.Limits,
-		MaxMemory: pick(p.MaxMemory, DefaultMaxMemory), MaxCPU: cpuSeconds(p.MaxCPU),
-		MaxStack: pick(p.MaxStack, DefaultMaxStack)}
-	req.Limits.Timeout = -1 // the parent's deadline ends the worker
-	return p.run(ctx, req, timeout)
+	br := &buildRequest{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
+		Revision: o.Revision, Source: o.Source, Limits: o.Limits}
+	br.Limits.Timeout = -1 // the parent's deadline ends the worker
+	ans, err := p.run(ctx, p.request(request{Build: br}), timeout)
+	switch {
+	case err != nil:
+		return nil, &render.BuildError{Path: path, Err: err}
+	case ans.Error != nil:
+		return nil, fromWire(ans.Error)
+	}
+	return toObjects(ans.Objects)
+}
+
+// request is req with the worker's own limits.
+func (p *Pool) request(req request) request {
+	req.MaxMemory = pick(p.MaxMemory, DefaultMaxMemory)
+	req.MaxCPU = cpuSeconds(p.MaxCPU)
+	req.MaxStack = pick(p.MaxStack, DefaultMaxStack)
+	return req
 }
 
 // cpuSeconds is the CPU limit in whole seconds, rounded up: RLIMIT_CPU
@@ -158,54 +174,79 @@ func (p *Pool) binary() (string, error) {
 	return os.Executable()
 }
 
+// answer is what a worker wrote: its answer, and the revision a fetch
+// resolved to (told before the answer, so known even if it died).
+type answer struct {
+	response
+	resolved string
+}
+
+// DiedError: a worker ended without answering. Err says why: the limit it
+// hit (a *render.LimitError with its measured peak, the time limit when
+// it was killed at the deadline) or the Go runtime's last words.
+// Revision is what a fetch had resolved the ref to, when it got that far.
+// The same input would end the same way.
+type DiedError struct {
+	Revision string
+	Err      error
+}
+
+func (e *DiedError) Error() string { return e.Err.Error() }
+func (e *DiedError) Unwrap() error { return e.Err }
+
 // run starts one worker for req and reads its answer; the worker is killed
-// when ctx ends, and waited for in any case.
-func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) ([]*unstructured.Unstructured, error) {
-	bin, err := p.binary()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
-	}
+// when ctx ends, and waited for in any case. An error is the worker's
+// (ErrWorker, *DiedError, the caller's cancellation), never the build's or
+// the fetch's, which are in the answer.
+func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (answer, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return answer{}, err
 	}
-	tmp, err := os.MkdirTemp("", "bg-gitops-render-")
+	pr, err := p.take()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
+		return answer{}, err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }() // what a killed worker's clones left
-	cmd := exec.CommandContext(ctx, bin, Arg)
-	cmd.Env = workerEnv(tmp, req.AllowRemoteBases)
-	cmd.Stdin = bytes.NewReader(in)
-	out := &capped{max: pick(p.MaxAnswer, DefaultMaxAnswer)}
-	errs := &capped{max: stderrHead}
-	cmd.Stdout, cmd.Stderr = out, errs
-	isolate(cmd)
-	cmd.WaitDelay = time.Second
-	base := ownPeak()
-	runErr := cmd.Run()
-	killGroup(cmd) // a git it started and left behind
-	exit := exitOf(cmd, runErr, errs.String(), req, base)
+	runErr := pr.serve(ctx, in)
+	exit := exitOf(pr.cmd, runErr, pr.errs.String(), req, pr.base)
+	ans, decodeErr := decodeFrames(pr.out.Bytes())
 	switch {
-	case exit == nil && !out.over:
+	case exit == nil && !pr.out.over && decodeErr == nil:
 		// Answered in full, even if the deadline came while it exited.
+		return ans, nil
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return nil, &render.BuildError{Path: req.Path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout)}}
+		return ans, &DiedError{Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout)}}
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return ans, ctx.Err()
 	case exit != nil:
-		return nil, &render.BuildError{Path: req.Path, Err: exit}
-	case out.over:
-		return nil, &render.BuildError{Path: req.Path, Err: fmt.Errorf("the render worker's answer is larger than %d bytes", out.max)}
+		return ans, exit
+	case pr.out.over:
+		return ans, fmt.Errorf("the worker's answer is larger than %d bytes", pr.out.max)
 	}
-	var resp response
-	if err := json.Unmarshal(out.Bytes(), &resp); err != nil {
-		return nil, &render.BuildError{Path: req.Path, Err: fmt.Errorf("%w: its answer: %w", ErrWorker, err)}
+	return ans, fmt.Errorf("%w: its answer: %w", ErrWorker, decodeErr)
+}
+
+// decodeFrames reads the frames a worker wrote; what it resolved is kept
+// even when the answer is missing or cut short.
+func decodeFrames(b []byte) (answer, error) {
+	var ans answer
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var f frame
+		if err := dec.Decode(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("no answer")
+			}
+			return ans, err
+		}
+		if f.Resolved != "" {
+			ans.resolved = f.Resolved
+		}
+		if f.Answer != nil {
+			ans.response = *f.Answer
+			return ans, nil
+		}
 	}
-	if resp.Error != nil {
-		return nil, fromWire(resp.Error)
-	}
-	return toObjects(resp.Objects)
 }
 
 // ErrWorker: a worker could not be started or did not answer as it
@@ -213,13 +254,21 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) ([]*
 var ErrWorker = errors.New("render worker failed")
 
 // workerEnv is all a worker inherits: its own directory for temporary
-// files, and, with remote bases on, where to find git.
-func workerEnv(tmp string, remote bool) []string {
+// files, where to find git (a build with remote bases off clears it
+// itself, see offline), and the controller's proxy and CA settings for a
+// fetch and remote bases.
+func workerEnv(tmp string) []string {
 	env := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
-	if remote {
-		env = append(env, "PATH="+os.Getenv("PATH"))
+	for _, k := range []string{"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
 	}
 	return env
+}
+
+func errorf(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrWorker}, a...)...)
 }
 
 // stderrHead is how much of a worker's stderr is kept: the Go runtime

@@ -10,31 +10,68 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/source"
 )
 
-// Arg is the one argument that makes the binary a render worker.
+// Arg is the one argument that makes the binary a worker.
 const Arg = "__bg-gitops-render-worker"
 
-// request is what the parent sends on the worker's stdin.
+// request is what the parent sends on the worker's stdin: one build or
+// one fetch, and the worker's own limits.
 type request struct {
-	Root, Path       string
-	AllowRemoteBases bool
-	AllowFileURLs    bool
-	Revision, Source string
-	Limits           render.Limits
+	Build *buildRequest `json:",omitempty"`
+	Fetch *fetchRequest `json:",omitempty"`
 	// MaxMemory (bytes), MaxCPU (seconds), MaxStack (bytes) are the
 	// worker's own limits.
 	MaxMemory, MaxCPU, MaxStack int64
 }
 
-// response is what the worker writes on its stdout.
+// buildRequest is one render.BuildContext.
+type buildRequest struct {
+	Root, Path       string
+	AllowRemoteBases bool
+	AllowFileURLs    bool
+	Revision, Source string
+	Limits           render.Limits
+}
+
+// fetchRequest is one source.Fetch; the worker makes its Auth from the
+// Secret's data (nil without a secretRef).
+type fetchRequest struct {
+	URL               string
+	Ref               v1alpha1.GitRepositoryRef
+	Timeout           time.Duration
+	Limits            source.Limits
+	AllowFileURLs     bool
+	AllowInsecureHTTP bool
+	Dir, LastRevision string
+	Secret            map[string][]byte `json:",omitempty"`
+	SecretName        string            `json:",omitempty"`
+	// Skip is a revision not to fetch: the worker answers Skipped when
+	// the ref resolves to it, before downloading anything.
+	Skip string `json:",omitempty"`
+}
+
+// frame is one JSON value a worker writes on its stdout: the revision a
+// fetch resolved to, as soon as it is known (so that a worker that dies
+// while downloading still tells it), then the answer.
+type frame struct {
+	Resolved string    `json:",omitempty"`
+	Answer   *response `json:",omitempty"`
+}
+
+// response is the worker's answer.
 type response struct {
 	Objects []json.RawMessage `json:",omitempty"`
 	Error   *wireError        `json:",omitempty"`
+	Fetched *source.Result    `json:",omitempty"`
+	Skipped bool              `json:",omitempty"`
 }
 
 // wireError is a build error as it crosses the process boundary: its
@@ -43,6 +80,8 @@ type wireError struct {
 	Message  string
 	Sentinel string             `json:",omitempty"`
 	Limit    *render.LimitError `json:",omitempty"`
+	// Reason is a fetch error's source.Error reason.
+	Reason string `json:",omitempty"`
 }
 
 // sentinels are the errors callers classify, by a stable name.
@@ -50,15 +89,17 @@ var sentinels = map[string]error{
 	"leaves-repository": render.ErrLeavesRepository,
 	"absolute-path":     render.ErrAbsolutePath,
 	"remote-refused":    render.ErrRemoteRefused,
-	"remote-in-schema":  render.ErrRemoteInSchemaBuild,
 	"file-url-refused":  render.ErrFileURLRefused,
 	"remote-openapi":    render.ErrRemoteOpenAPI,
 	"not-found":         render.ErrNotFound,
 	"duplicate-object":  render.ErrDuplicateObject,
 	"helm-refused":      render.ErrHelmRefused,
 	"read-only":         render.ErrReadOnly,
-	"alias-cycle":       render.ErrAliasCycle,
 	"limit-exceeded":    render.ErrLimitExceeded,
+	// source's.
+	"ref-not-found":      source.ErrRefNotFound,
+	"git-limit-exceeded": source.ErrLimitExceeded,
+	"url-not-allowed":    source.ErrURLNotAllowed,
 }
 
 func toWire(err error) *wireError {
@@ -72,7 +113,21 @@ func toWire(err error) *wireError {
 	if errors.As(err, &le) {
 		w.Limit = le
 	}
+	var se *source.Error
+	if errors.As(err, &se) {
+		w.Reason = se.Reason
+	}
 	return w
+}
+
+// fetchFromWire is a worker's fetch error in the parent, a *source.Error
+// as the worker's was.
+func fetchFromWire(w *wireError) error {
+	reason := w.Reason
+	if reason == "" {
+		reason = source.ReasonGitFailed
+	}
+	return source.NewError(reason, w.Message, sentinels[w.Sentinel])
 }
 
 // buildError is a worker's build error in the parent: the message as the

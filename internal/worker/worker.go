@@ -35,8 +35,9 @@ func init() {
 	}
 }
 
-// Main is the render worker: it reads one request on stdin, sets its
-// limits, builds, writes the answer on stdout and returns the exit code.
+// Main is the worker: it reads one request on stdin, sets its limits,
+// builds or fetches, writes the answer on stdout and returns the exit
+// code.
 func Main() int {
 	var req request
 	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
@@ -47,15 +48,25 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
 		return 2
 	}
-	if !req.AllowRemoteBases {
-		offline()
-	}
 	// The kernel's OOM killer takes a worker before the controller; the
 	// repository's text reaches no log (kustomize logs names it reads).
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	log.SetOutput(io.Discard)
-	resp := build(req)
-	if err := json.NewEncoder(os.Stdout).Encode(resp); err != nil {
+	out := json.NewEncoder(os.Stdout)
+	var resp response
+	switch {
+	case req.Build != nil:
+		if !req.Build.AllowRemoteBases {
+			offline()
+		}
+		resp = build(*req.Build)
+	case req.Fetch != nil:
+		resp = fetch(*req.Fetch, out)
+	default:
+		fmt.Fprintln(os.Stderr, "render worker: the request holds neither a build nor a fetch")
+		return 2
+	}
+	if err := out.Encode(frame{Answer: &resp}); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: writing the answer:", err)
 		return 2
 	}
@@ -90,7 +101,7 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func build(req request) response {
+func build(req buildRequest) response {
 	o := render.Options{AllowRemoteBases: req.AllowRemoteBases, AllowFileURLs: req.AllowFileURLs,
 		Revision: req.Revision, Source: req.Source, Limits: req.Limits}
 	// The parent kills the worker at the deadline (Limits.Timeout is -1).

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,4 +125,16 @@ func ImportCommit(tb testing.TB, bare, branch string, files ...File) string {
 		tb.Fatalf("git fast-import: %v %v: %s", err, werr, out.String())
 	}
 	return Git(tb, bare, "rev-parse", "refs/heads/"+branch)
+}
+
+// TinyObjects commits n files of a few bytes each, all different (n
+// blobs, in directories of a thousand), as a new root commit on branch of
+// the bare repository: a small pack of very many objects.
+func TinyObjects(tb testing.TB, bare, branch string, n int) string {
+	tb.Helper()
+	files := make([]File, n)
+	for i := range files {
+		files[i] = Text(fmt.Sprintf("d%d/%d", i/1000, i), strconv.Itoa(i))
+	}
+	return ImportCommit(tb, bare, branch, files...)
 }

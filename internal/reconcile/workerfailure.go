@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/source"
+	"bggitops.dev/bg-gitops/internal/worker"
+)
+
+// A fetch or build whose worker process died (a limit, a stack overflow,
+// a fatal error of the Go runtime) is recorded in
+// status.lastWorkerFailure, written with the reconcile's status, so that
+// no controller runs it again, a restarted one included: the same input
+// would kill the same worker at every poll, each time for as long as its
+// limits allow, holding a slot other namespaces wait for. It runs again
+// when the revision, the path or the target namespace changes, or when a
+// reconcile is requested (an administrator raised a limit).
+
+// requested reports whether this reconcile was asked for (bg-gitops
+// reconcile, a webhook): it reads Secrets afresh and retries what a dead
+// worker stopped.
+func (run *gitRun) requested() bool {
+	return run.gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation] != run.base.Status.LastHandledReconcileAt
+}
+
+// fetchSource runs the fetch, in a worker process when the controller has
+// them; sec is the Secret o.Auth was made from (nil without one).
+func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, o source.Options, sec *corev1.Secret) (source.Result, error) {
+	if r.Worker == nil {
+		return source.Fetch(ctx, o)
+	}
+	gr := run.gr
+	var data map[string][]byte
+	name := ""
+	if sec != nil {
+		data, name = sec.Data, sec.Name
+	}
+	skip := ""
+	if f := gr.Status.LastWorkerFailure; f != nil && f.Stage == v1alpha1.WorkerStageFetch && !run.requested() {
+		skip = f.Revision
+	}
+	res, err := r.Worker.Fetch(ctx, gr.Namespace, o, data, name, skip)
+	var died *worker.DiedError
+	switch {
+	case errors.Is(err, worker.ErrUnchanged):
+		f := gr.Status.LastWorkerFailure
+		return res, source.NewError(source.ReasonLimitExceeded, f.Message+
+			"; not fetched again until the ref moves or a reconcile is requested", nil)
+	case errors.As(err, &died):
+		r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageFetch, Revision: died.Revision, Message: err.Error()})
+	case err == nil:
+		r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
+	}
+	return res, err
+}
+
+// knownBuildFailure is the recorded failure of this very build (revision,
+// path, target namespace), nil when there is none or a reconcile was
+// requested.
+func knownBuildFailure(run *gitRun, rev string) *v1alpha1.WorkerFailure {
+	f := run.gr.Status.LastWorkerFailure
+	if f == nil || f.Stage != v1alpha1.WorkerStageBuild || run.requested() {
+		return nil
+	}
+	if f.Revision != rev || f.Path != run.gr.GetPath() || f.TargetNamespace != run.gr.Spec.TargetNamespace {
+		return nil
+	}
+	return f
+}
+
+// noteBuild records a build whose worker died, and forgets the record of
+// an earlier one once a build ran to an answer.
+func (r *GitRepositoryReconciler) noteBuild(run *gitRun, rev string, err error) {
+	var died *worker.DiedError
+	switch {
+	case errors.As(err, &died):
+		r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: rev,
+			Path: run.gr.GetPath(), TargetNamespace: run.gr.Spec.TargetNamespace, Message: err.Error()})
+	case err == nil || !retryableRender(err):
+		r.clearWorkerFailure(run, v1alpha1.WorkerStageBuild)
+	}
+}
+
+// knownBuildError is the error of a build not run again.
+func knownBuildError(f *v1alpha1.WorkerFailure) error {
+	return fmt.Errorf("%s; not built again until the revision, path or target namespace changes or a reconcile is requested", f.Message)
+}
+
+func (r *GitRepositoryReconciler) recordWorkerFailure(run *gitRun, f v1alpha1.WorkerFailure) {
+	old := run.gr.Status.LastWorkerFailure
+	f.Time = metav1.NewTime(r.now())
+	if old != nil && old.Stage == f.Stage && old.Revision == f.Revision && old.Path == f.Path &&
+		old.TargetNamespace == f.TargetNamespace && old.Message == f.Message {
+		f.Time = old.Time // the same failure again: no status churn
+	}
+	run.gr.Status.LastWorkerFailure = &f
+}
+
+func (r *GitRepositoryReconciler) clearWorkerFailure(run *gitRun, stage string) {
+	if f := run.gr.Status.LastWorkerFailure; f != nil && f.Stage == stage {
+		run.gr.Status.LastWorkerFailure = nil
+	}
+}

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/source"
+)
+
+// ErrUnchanged: the ref still resolves to the revision whose fetch was to
+// be skipped (Fetch's skip); nothing was downloaded.
+var ErrUnchanged = errors.New("the ref still resolves to the revision not to fetch again")
+
+// fetchGrace is how long past a fetch's own timeout the parent waits
+// before it kills the worker: the fetch's own deadline names what it was
+// doing, the kill does not.
+const fetchGrace = 5 * time.Second
+
+// Fetch runs source.Fetch in a worker process, in tenant's place; o.Auth
+// is ignored: the worker makes its own from secret, the data of the
+// Secret (nil without one), named secretName in messages. When the ref
+// resolves to skip (a revision whose worker died before), nothing is
+// downloaded and Fetch returns that revision with ErrUnchanged. A worker
+// that dies returns a *DiedError naming the revision it resolved, if it
+// got that far.
+func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secret map[string][]byte, secretName, skip string) (source.Result, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = v1alpha1.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
+	defer cancel()
+	start := time.Now()
+	release, err := p.acquire(ctx, tenant)
+	if err != nil {
+		return source.Result{}, source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
+	}
+	defer release()
+	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: timeout - time.Since(start), Limits: o.Limits,
+		AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP, Dir: o.Dir,
+		LastRevision: o.LastRevision, Secret: secret, SecretName: secretName, Skip: skip}
+	ans, err := p.run(ctx, p.request(request{Fetch: fr}), timeout+fetchGrace)
+	if err != nil {
+		var died *DiedError
+		if errors.As(err, &died) {
+			died.Revision = ans.resolved
+			what := err.Error()
+			var le *render.LimitError
+			if errors.As(err, &le) {
+				what = le.What()
+			}
+			return source.Result{}, source.NewError(source.ReasonLimitExceeded, "fetching "+source.SafeURL(o.URL)+": "+what, died)
+		}
+		return source.Result{}, fmt.Errorf("fetching %s: %w", source.SafeURL(o.URL), err)
+	}
+	switch {
+	case ans.Skipped:
+		return source.Result{Revision: ans.resolved}, ErrUnchanged
+	case ans.Error != nil:
+		return source.Result{}, fetchFromWire(ans.Error)
+	case ans.Fetched == nil:
+		return source.Result{}, errorf("its answer holds no fetch")
+	}
+	return *ans.Fetched, nil
+}
+
+// fetch is the worker's side: source.Fetch, telling the revision as soon
+// as the ref is resolved.
+func fetch(req fetchRequest, out *json.Encoder) response {
+	var auth *source.Auth
+	if req.Secret != nil {
+		a, err := source.AuthFromSecret(req.Secret, req.URL)
+		if err != nil {
+			return response{Error: toWire(err)}
+		}
+		a.SecretName = req.SecretName
+		auth = a
+	}
+	skipped := false
+	o := source.Options{URL: req.URL, Ref: req.Ref, Auth: auth, Timeout: req.Timeout, Limits: req.Limits,
+		AllowFileURLs: req.AllowFileURLs, AllowInsecureHTTP: req.AllowInsecureHTTP, Dir: req.Dir,
+		LastRevision: req.LastRevision,
+		Resolved: func(rev string) error {
+			if err := out.Encode(frame{Resolved: rev}); err != nil {
+				return err
+			}
+			if req.Skip != "" && rev == req.Skip {
+				skipped = true
+				return ErrUnchanged
+			}
+			return nil
+		}}
+	res, err := source.Fetch(context.Background(), o)
+	switch {
+	case skipped:
+		return response{Skipped: true}
+	case err != nil:
+		return response{Error: toWire(err)}
+	}
+	return response{Fetched: &res}
+}
