@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ type controllerProc struct {
 	stopped                                   bool
 	// group: the process leads its own process group, which stop signals.
 	group bool
+	// treePeakKB is the highest sum of VmRSS of the process and its
+	// descendants (its fetch and render workers) seen by sampleTree.
+	treePeakKB atomic.Int64
 }
 
 type controllerArgs struct {
@@ -87,6 +91,7 @@ func (w *world) startController(t *testing.T, name string, a controllerArgs) *co
 		t.Fatal(err)
 	}
 	go func() { _ = p.cmd.Wait(); logFile.Close(); close(p.done) }()
+	go p.sampleTree()
 	t.Cleanup(func() { p.stop(syscall.SIGTERM) })
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -160,6 +165,46 @@ func (p *controllerProc) waitLog(t *testing.T, substr string, timeout time.Durat
 // peakRSS is VmHWM in bytes.
 func (p *controllerProc) peakRSS() int64 { return procStatusKB(p.pid(), "VmHWM") * 1024 }
 
+// treeSample is how often sampleTree adds up the process tree's memory.
+const treeSample = 50 * time.Millisecond
+
+// treePeakRSS is the highest resident memory of the controller and its
+// workers together, in bytes, as sampled every treeSample (a worker that
+// lives less than that may be missed).
+func (p *controllerProc) treePeakRSS() int64 { return p.treePeakKB.Load() * 1024 }
+
+// sampleTree records the sum of VmRSS over the process and its
+// descendants until the process ends.
+func (p *controllerProc) sampleTree() {
+	tick := time.NewTicker(treeSample)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-tick.C:
+		}
+		if kb := treeRSSKB(p.pid()); kb > p.treePeakKB.Load() {
+			p.treePeakKB.Store(kb)
+		}
+	}
+}
+
+// treeRSSKB is the VmRSS of pid and all its descendants, in KiB.
+func treeRSSKB(pid int) int64 {
+	kb := procStatusKB(pid, "VmRSS")
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			if child, err := strconv.Atoi(c); err == nil {
+				kb += treeRSSKB(child)
+			}
+		}
+	}
+	return kb
+}
+
 func procStatusKB(pid int, field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -176,8 +221,8 @@ func procStatusKB(pid int, field string) int64 {
 	return 0
 }
 
-// cpuSeconds is utime+stime of the process (not its children: the
-// controller runs no subprocesses).
+// cpuSeconds is utime+stime of the process and of the children it has
+// waited for (cutime+cstime: its fetch and render workers).
 func (p *controllerProc) cpuSeconds() float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
 	if err != nil {
@@ -186,9 +231,13 @@ func (p *controllerProc) cpuSeconds() float64 {
 	s := string(data)
 	fields := strings.Fields(s[strings.LastIndex(s, ")")+2:])
 	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-	ut, _ := strconv.ParseFloat(fields[11], 64)
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	return (ut + st) / clockTicks
+	// cutime and cstime are fields 16 and 17.
+	var sum float64
+	for _, i := range []int{11, 12, 13, 14} {
+		v, _ := strconv.ParseFloat(fields[i], 64)
+		sum += v
+	}
+	return sum / clockTicks
 }
 
 const clockTicks = 100 // sysconf(_SC_CLK_TCK) on Linux

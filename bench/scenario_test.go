@@ -126,7 +126,11 @@ func setup(t *testing.T, s settings) *world {
 	ctrllog.SetLogger(logr.Discard())
 	gittest.Isolate(t)
 	root := moduleRoot()
-	w := &world{s: s, rep: newReport(s.out, s.fluxNotRun), binary: filepath.Join(root, "bin", "bg-gitops-image"),
+	binary := os.Getenv("BGGITOPS_BENCH_BINARY") // another build to measure (hack/bench.sh BENCH_BINARY)
+	if binary == "" {
+		binary = filepath.Join(root, "bin", "bg-gitops-image")
+	}
+	w := &world{s: s, rep: newReport(s.out, s.fluxNotRun), binary: binary,
 		profDir: filepath.Join(s.out, "profiles"), gitRoot: t.TempDir(), logDir: os.Getenv("BENCH_LOG_DIR")}
 	if w.logDir == "" {
 		w.logDir = t.TempDir()
@@ -421,6 +425,9 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 		rf.Target, rf.TargetMax = "≤ 100 MiB", target(100)
 	}
 	w.rep.add(rf)
+	w.rep.add(figure{ID: "tree-rss-" + name, Section: section, Name: fmt.Sprintf("peak RSS of the controller and its workers together, %s", label), Unit: "MiB",
+		Samples: []float64{float64(p.treePeakRSS()) / (1 << 20)},
+		Note: fmt.Sprintf("the sum of VmRSS over the controller and its fetch and render worker processes, sampled every %s over the whole scenario, so one value", treeSample)})
 	w.rep.Extra["memory at the end, "+label] = w.memory(ctx, p)
 	if n >= 50 && leaderElect {
 		w.heapProfile(ctx, p, fmt.Sprintf("heap in use at N=%d", n), name+"-heap.pb.gz")

@@ -18,6 +18,8 @@
 #   BENCH_FLUX_BIG_ROUNDS  Flux's creation rounds at N=500 [3, at most BENCH_BIG_ROUNDS]
 #   BENCH_SHARD_N     repositories split over the two shards [500]
 #   BENCH_SKIP_GO     set to skip the Go benchmarks (reuse go-bench.txt)
+#   BENCH_BINARY      measure this bg-gitops binary instead of building one
+#                     (an earlier commit's, for a before/after figure)
 #
 # `hack/bench.sh render` only rewrites results.md from results.json and
 # notes.md (the hand-written reading of the figures), running nothing.
@@ -36,7 +38,11 @@ export BGGITOPS_BIN_DIR=${BGGITOPS_BIN_DIR:-$ROOT/bin}
 start=$(date +%s)
 # The controller runs as the image builds it (Dockerfile): -tags nodev
 # leaves out the local environment, -s -w the symbol tables.
-CGO_ENABLED=0 $GO build -trimpath -tags nodev -ldflags "-s -w" -o "$ROOT/bin/bg-gitops-image" ./cmd/bg-gitops
+if [[ -n "${BENCH_BINARY:-}" ]]; then
+  export BGGITOPS_BENCH_BINARY=$BENCH_BINARY
+else
+  CGO_ENABLED=0 $GO build -trimpath -tags nodev -ldflags "-s -w" -o "$ROOT/bin/bg-gitops-image" ./cmd/bg-gitops
+fi
 
 if [[ -z "${BENCH_SKIP_GO:-}" ]]; then
   echo "== Go benchmarks (-count ${BENCH_COUNT:-5}) → $OUT/go-bench.txt"

@@ -75,7 +75,7 @@ func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev s
 		return nil, knownBuildError(f)
 	}
 	if run.requested() {
-		r.Renderer.Forget(client.ObjectKeyFromObject(gr)) // a remembered failure too
+		r.Renderer.Rebuild(gr, rev) // a remembered failure too
 	}
 	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
 	secrets.noteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)

@@ -155,6 +155,22 @@ func (r *Renderer) store(id types.NamespacedName, c rendered) {
 	r.cache[id] = c
 }
 
+// Rebuild makes the next Render of gr at revision run kustomize afresh (a
+// requested reconcile: a limit raised, remote content changed): it drops
+// gr's render and every other GitRepository's build of the same commit
+// and path, which would otherwise be shared.
+func (r *Renderer) Rebuild(gr *v1alpha1.GitRepository, revision string) {
+	commit, path := commitOf(revision), gr.GetPath()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.cache, types.NamespacedName{Namespace: gr.Namespace, Name: gr.Name})
+	for id, c := range r.cache {
+		if commit != "" && c.commit == commit && c.path == path {
+			delete(r.cache, id)
+		}
+	}
+}
+
 // Forget drops the cached render (or failure) of a deleted GitRepository.
 func (r *Renderer) Forget(id types.NamespacedName) {
 	r.mu.Lock()

@@ -187,3 +187,19 @@ func TestRendererSharesTheBuildOfACommit(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, r.Builds(), "another path, another commit: builds of their own")
 }
+
+// TestRequestedRebuildDoesNotShareAnotherRepositorysBuild: a requested
+// reconcile runs kustomize afresh even when another GitRepository built
+// the same commit and path.
+func TestRequestedRebuildDoesNotShareAnotherRepositorysBuild(t *testing.T) {
+	ctx := context.Background()
+	dir := simpleCheckout(t)
+	r := &Renderer{}
+	a, b := renderedRepo("team-a", "app"), renderedRepo("team-b", "app")
+	_, err := r.Render(ctx, a, dir, "main@sha1:1")
+	require.NoError(t, err)
+	r.Rebuild(b, "main@sha1:1")
+	_, err = r.Render(ctx, b, dir, "main@sha1:1")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, r.Builds(), "built afresh")
+}

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/source"
@@ -30,9 +31,11 @@ import (
 
 // requested reports whether this reconcile was asked for (bg-gitops
 // reconcile, a webhook): it reads Secrets afresh and retries what a dead
-// worker stopped.
+// worker stopped. An annotation removed after it was handled asks for
+// nothing.
 func (run *gitRun) requested() bool {
-	return run.gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation] != run.base.Status.LastHandledReconcileAt
+	at, ok := run.gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	return ok && at != run.base.Status.LastHandledReconcileAt
 }
 
 // fetchSource runs the fetch, in a worker process when the controller has
@@ -98,13 +101,19 @@ func knownBuildError(f *v1alpha1.WorkerFailure) error {
 	return fmt.Errorf("%s; not built again until the revision, path or target namespace changes or a reconcile is requested", f.Message)
 }
 
+// recordWorkerFailure writes f, its message scrubbed of secret values
+// (it is kept past the render whose values the scrubber knows). The same
+// run dying again (a fetch that died before resolving its ref, a
+// requested retry) keeps the record as it is: its measured peak differs
+// from run to run, and the status would churn.
 func (r *GitRepositoryReconciler) recordWorkerFailure(run *gitRun, f v1alpha1.WorkerFailure) {
 	old := run.gr.Status.LastWorkerFailure
-	f.Time = metav1.NewTime(r.now())
 	if old != nil && old.Stage == f.Stage && old.Revision == f.Revision && old.Path == f.Path &&
-		old.TargetNamespace == f.TargetNamespace && old.Message == f.Message {
-		f.Time = old.Time // the same failure again: no status churn
+		old.TargetNamespace == f.TargetNamespace {
+		return
 	}
+	f.Message = secrets.forSource(client.ObjectKeyFromObject(run.gr)).string(f.Message)
+	f.Time = metav1.NewTime(r.now())
 	run.gr.Status.LastWorkerFailure = &f
 }
 

@@ -40,6 +40,10 @@ var (
 	ErrHelmRefused = errors.New("helm charts are not supported; render the chart into the repository")
 	// ErrReadOnly: kustomize tried to write into the repository.
 	ErrReadOnly = errors.New("the repository is read-only during a build")
+	// ErrNoGit: a remote git base while no git program is on the path
+	// (the controller's image ships none).
+	ErrNoGit = errors.New("remote git bases need a git program, which the controller's image does not ship; " +
+		"copy the base into the repository, or refer to its files by HTTPS URL")
 )
 
 // BuildError is the error of one build: the path built and the cause, with

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -247,7 +248,16 @@ func runKustomize(sb *sandboxFS, dir string) (m resmap.ResMap, err error) {
 	opts.LoadRestrictions = types.LoadRestrictionsNone
 	opts.PluginConfig = types.DisabledPluginConfig()
 	m, err = krusty.MakeKustomizer(opts).Run(sb, dir)
-	return m, duplicateError(err)
+	return m, noGitError(duplicateError(err))
+}
+
+// noGitError names what to do when kustomize found no git to clone a
+// remote base with.
+func noGitError(err error) error {
+	if err != nil && strings.Contains(err.Error(), "no 'git' program on path") {
+		return fmt.Errorf("%w: %w", ErrNoGit, err)
+	}
+	return err
 }
 
 var registeredID = regexp.MustCompile(`(?:from '([^']*)': )?may not add resource with an already registered id: ([^'\s]+)`)

@@ -18,11 +18,17 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
+// checkedOut names the commit whose checkout completed. go-git moves HEAD
+// before it writes the files, so HEAD alone cannot tell a finished
+// checkout from one whose process was killed halfway (a worker at its
+// deadline or limit): the files would be a mix of two commits.
+const checkedOut = plumbing.ReferenceName("refs/bg-gitops/checked-out")
+
 // checkout makes the worktree hold commit h, after checking from the
 // object sizes alone that it fits lim: nothing is written, and no blob is
 // read, for a commit that does not fit.
 func checkout(repo *git.Repository, h plumbing.Hash, lim Limits) error {
-	if head, err := repo.Head(); err == nil && head.Hash() == h {
+	if ref, err := repo.Reference(checkedOut, false); err == nil && ref.Hash() == h {
 		return nil
 	}
 	if err := checkTree(repo.Storer, h, lim); err != nil {
@@ -32,10 +38,16 @@ func checkout(repo *git.Repository, h plumbing.Hash, lim Limits) error {
 	if err != nil {
 		return cacheErr(err)
 	}
+	if err := repo.Storer.RemoveReference(checkedOut); err != nil {
+		return cacheErr(err)
+	}
 	if err := wt.Checkout(&git.CheckoutOptions{Hash: h, Force: true}); err != nil {
 		return cacheErr(fmt.Errorf("checkout %s: %w", h, err))
 	}
-	return cacheErr(wt.Clean(&git.CleanOptions{Dir: true}))
+	if err := wt.Clean(&git.CleanOptions{Dir: true}); err != nil {
+		return cacheErr(err)
+	}
+	return cacheErr(repo.Storer.SetReference(plumbing.NewHashReference(checkedOut, h)))
 }
 
 // objectSizer is implemented by go-git's filesystem storage: the size of

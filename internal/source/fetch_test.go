@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -349,4 +350,32 @@ func TestFetchRecoversFromBrokenCache(t *testing.T) {
 	res := fetchOK(t, &o)
 	assert.Equal(t, c, res.Commit)
 	assert.NoFileExists(t, filepath.Join(res.Dir, "stale.yaml"))
+}
+
+// TestInterruptedCheckoutIsCompletedByTheNextFetch: a fetch whose process
+// was killed while it wrote the files (go-git moves HEAD first) leaves a
+// worktree of two commits; the next fetch of that commit writes it whole
+// instead of taking it for done.
+func TestInterruptedCheckoutIsCompletedByTheNextFetch(t *testing.T) {
+	h := newHTTPRepo(t)
+	h.Commit(map[string]string{"app.yaml": "v: 1\n"}, "one")
+	h.Push("main")
+	o := h.opts(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	fetchOK(t, &o)
+	h.Commit(map[string]string{"app.yaml": "v: 2\n", "extra.yaml": "x\n"}, "two")
+	h.Push("main")
+	res := fetchOK(t, &o)
+
+	// What a kill halfway through the checkout leaves: HEAD on the new
+	// commit, the files partly the old ones, the checkout not marked done.
+	require.NoError(t, os.WriteFile(filepath.Join(res.Dir, "app.yaml"), []byte("v: 1\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(res.Dir, "extra.yaml")))
+	repo, err := git.PlainOpen(res.Dir)
+	require.NoError(t, err)
+	require.NoError(t, repo.Storer.RemoveReference(checkedOut))
+
+	res = fetchOK(t, &o)
+	assert.False(t, res.Fetched, "the commit is in the cache already")
+	assert.Equal(t, "v: 2\n", readFile(t, res, "app.yaml"))
+	assert.Equal(t, "x\n", readFile(t, res, "extra.yaml"))
 }

@@ -102,6 +102,16 @@ func (l Limits) effective() Limits {
 	}
 }
 
+// LargestFile is the largest file a fetch within l writes (its pack, or
+// one checked-out file); 0 when either is unbounded.
+func (l Limits) LargestFile() int64 {
+	e := l.effective()
+	if e.MaxFetchBytes == 0 || e.MaxFileBytes == 0 {
+		return 0
+	}
+	return max(e.MaxFetchBytes, e.MaxFileBytes)
+}
+
 // over reports whether n exceeds the limit max (0: no limit).
 func over(n, max int64) bool { return max > 0 && n > max }
 

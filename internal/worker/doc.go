@@ -4,11 +4,11 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package worker runs a kustomize build of a tenant's repository in a
-// child process that the operating system bounds, so that no input can
-// take the controller down with it: a stack overflow, a fatal error of
-// the Go runtime, running out of memory or CPU end the worker, and fail
-// only that build.
+// Package worker runs a git fetch or a kustomize build of a tenant's
+// repository in a child process that the operating system bounds, so that
+// no input can take the controller down with it: a stack overflow, a fatal
+// error of the Go runtime, running out of memory or CPU end the worker, and
+// fail only that fetch or build (a *DiedError).
 //
 // The controller re-executes its own binary with one fixed argument (Arg;
 // no shell, nothing of the request on the command line) and sends the
@@ -23,8 +23,10 @@ Licensed under the Apache License, Version 2.0.
 // build's deadline and reads its answer through a bounded reader.
 //
 // Pool runs at most Slots workers at once, one per tenant (namespace); a
-// build that finds no free slot waits, and a worker killed frees its slot
-// at once: nothing is left running.
+// request that finds no free slot waits, and a worker killed frees its
+// slot at once: nothing is left running. Warm keeps a started spare per
+// slot, so that a request does not wait for a worker to start.
 //
-// Off Linux, and for the CLI, builds run in-process (render.BuildContext).
+// Off Linux, and for the CLI, builds and fetches run in-process
+// (render.BuildContext, source.Fetch).
 package worker

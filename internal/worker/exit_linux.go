@@ -20,8 +20,10 @@ import (
 
 // isolate puts the worker in its own process group: a git it runs is
 // killed with it.
+// It is killed, too, when the controller dies (a leader that exits
+// without waiting for its workers).
 func isolate(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // killGroup kills what is left of the worker's process group (a git that
@@ -71,10 +73,31 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64)
 	if err := limitOf(st, stderr, req, peak, cpu); err != nil {
 		return &DiedError{Err: err}
 	}
-	if st.ExitCode() == 2 && strings.HasPrefix(stderr, "render worker:") {
-		return fmt.Errorf("%w: %s", ErrWorker, firstFatal(stderr)) // its own protocol, not the build
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		// Not by us (the deadline is told apart before), nor by its CPU
+		// limit, and its own memory limit ends it with the runtime's
+		// words: the kernel's OOM killer, when the container ran out
+		// of memory, whoever used it. Not this input's doing.
+		return fmt.Errorf("%w: the worker process was killed (SIGKILL) from outside, most likely because the container ran out of memory; a later attempt may succeed", ErrWorker)
+	case ws.Signaled() || runtimeFatal(stderr) != "":
+		return &DiedError{Err: fmt.Errorf("the worker process died (%s): %s", st, firstFatal(stderr))}
 	}
-	return &DiedError{Err: fmt.Errorf("the worker process died (%s): %s", st, firstFatal(stderr))}
+	// It exited without the Go runtime's last words: its own protocol,
+	// or not a worker at all.
+	return fmt.Errorf("%w: it exited (%s): %s", ErrWorker, st, firstFatal(stderr))
+}
+
+// runtimeFatal is the line the Go runtime says why it died with, "" when
+// there is none.
+func runtimeFatal(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
+			return l
+		}
+	}
+	return ""
 }
 
 // limitOf is the limit a worker that died hit, nil when none.
@@ -89,9 +112,6 @@ func limitOf(st *os.ProcessState, stderr string, req request, peak int64, cpu ti
 	case ws.Signaled() && req.MaxCPU > 0 && cpu >= time.Duration(req.MaxCPU)*time.Second:
 		// The hard limit's SIGKILL (the Go runtime ignores SIGXCPU).
 		return &render.LimitError{Limit: render.LimitCPU, Max: int64(time.Duration(req.MaxCPU) * time.Second), Peak: peak}
-	case ws.Signaled() && ws.Signal() == syscall.SIGKILL:
-		// Not by us, nor by its CPU limit: the kernel's OOM killer.
-		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
 	}
 	return nil
 }
@@ -99,11 +119,9 @@ func limitOf(st *os.ProcessState, stderr string, req request, peak int64, cpu ti
 // firstFatal is the line the Go runtime says why it died with, else the
 // first line.
 func firstFatal(stderr string) string {
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
-	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") {
-			return l
-		}
+	if l := runtimeFatal(stderr); l != "" {
+		return l
 	}
-	return lines[0]
+	l, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+	return l
 }

@@ -27,13 +27,18 @@ var ErrUnchanged = errors.New("the ref still resolves to the revision not to fet
 // doing, the kill does not.
 const fetchGrace = 5 * time.Second
 
+// minFetchTime is the least time a fetch is started with; one that waited
+// for a worker until less is left gives up, to be retried.
+const minFetchTime = time.Second
+
 // Fetch runs source.Fetch in a worker process, in tenant's place; o.Auth
 // is ignored: the worker makes its own from secret, the data of the
 // Secret (nil without one), named secretName in messages. When the ref
 // resolves to skip (a revision whose worker died before), nothing is
 // downloaded and Fetch returns that revision with ErrUnchanged. A worker
 // that dies returns a *DiedError naming the revision it resolved, if it
-// got that far.
+// got that far; one killed at its deadline (a slow network, a busy node)
+// is a retryable timeout, never a *DiedError.
 func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secret map[string][]byte, secretName, skip string) (source.Result, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -42,21 +47,36 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
 	defer cancel()
 	start := time.Now()
+	noWorker := func() error {
+		return source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
+	}
 	release, err := p.acquire(ctx, tenant)
 	if err != nil {
-		return source.Result{}, source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
+		return source.Result{}, noWorker()
 	}
 	defer release()
-	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: timeout - time.Since(start), Limits: o.Limits,
+	left := timeout - time.Since(start)
+	if left < minFetchTime {
+		return source.Result{}, noWorker()
+	}
+	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: left, Limits: o.Limits,
 		AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP, Dir: o.Dir,
 		LastRevision: o.LastRevision, Secret: secret, SecretName: secretName, Skip: skip}
-	ans, err := p.run(ctx, p.request(request{Fetch: fr}), timeout+fetchGrace)
+	req := p.request(request{Fetch: fr})
+	if req.MaxFileSize = o.Limits.LargestFile(); req.MaxFileSize == 0 {
+		req.MaxFileSize = -1
+	}
+	ans, err := p.run(ctx, req, timeout+fetchGrace)
 	if err != nil {
 		var died *DiedError
+		var le *render.LimitError
+		if errors.As(err, &le) && le.Limit == render.LimitTime {
+			return source.Result{}, source.NewError(source.ReasonTimeout, fmt.Sprintf("fetching %s: not done within spec.timeout (%s) and %s more, its worker was stopped; a later attempt may succeed",
+				source.SafeURL(o.URL), timeout, fetchGrace), nil)
+		}
 		if errors.As(err, &died) {
 			died.Revision = ans.resolved
 			what := err.Error()
-			var le *render.LimitError
 			if errors.As(err, &le) {
 				what = le.What()
 			}

@@ -32,6 +32,10 @@ const (
 	// DefaultMaxAnswer bounds the answer read back: the objects of a
 	// build within render.DefaultMaxObjects, with room.
 	DefaultMaxAnswer = 128 << 20
+	// fileSize is the largest file a worker writes (kustomize writes
+	// none; a remote base's git clone does); a fetch's may write files as
+	// large as its git limits.
+	fileSize = 256 << 20
 )
 
 // Supported reports whether builds can run in worker processes here.
@@ -86,7 +90,9 @@ func pick(v, def int64) int64 {
 // Build renders path inside root as render.BuildContext does, in a worker
 // process; o.TargetNamespace and o.IsClusterScoped are the caller's to
 // apply (render.Namespace), since the worker has no API server to ask.
-// The build's time limit counts from now, waiting for a slot included.
+// The build's time limit counts from now, waiting for a slot included; a
+// build killed at it after waiting for more than a tenth of it is Waiting
+// (retried), not the revision's own failure.
 func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) ([]*unstructured.Unstructured, error) {
 	timeout := o.Timeout
 	if timeout == 0 {
@@ -97,19 +103,25 @@ func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) (
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	waiting := &render.BuildError{Path: path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout), Waiting: true}}
+	start := time.Now()
 	release, err := p.acquire(ctx, o.Tenant)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, &render.BuildError{Path: path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout), Waiting: true}}
+			return nil, waiting
 		}
 		return nil, err
 	}
 	defer release()
+	waited := time.Since(start) > timeout/10
 	br := &buildRequest{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
 		Revision: o.Revision, Source: o.Source, Limits: o.Limits}
 	br.Limits.Timeout = -1 // the parent's deadline ends the worker
 	ans, err := p.run(ctx, p.request(request{Build: br}), timeout)
+	var le *render.LimitError
 	switch {
+	case waited && errors.As(err, &le) && le.Limit == render.LimitTime:
+		return nil, waiting
 	case err != nil:
 		return nil, &render.BuildError{Path: path, Err: err}
 	case ans.Error != nil:
@@ -120,6 +132,7 @@ func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) (
 
 // request is req with the worker's own limits.
 func (p *Pool) request(req request) request {
+	req.MaxFileSize = fileSize
 	req.MaxMemory = pick(p.MaxMemory, DefaultMaxMemory)
 	req.MaxCPU = cpuSeconds(p.MaxCPU)
 	req.MaxStack = pick(p.MaxStack, DefaultMaxStack)
@@ -167,9 +180,16 @@ func (p *Pool) acquire(ctx context.Context, name string) (func(), error) {
 	return func() { <-p.slots; <-t.place; leave() }, nil
 }
 
+// binary is what a worker runs: Binary, else this very program, as it
+// was started even if its file was replaced or removed since (Linux's
+// /proc/self/exe), so that a controller never runs workers of another
+// version.
 func (p *Pool) binary() (string, error) {
 	if p.Binary != "" {
 		return p.Binary, nil
+	}
+	if runtime.GOOS == "linux" {
+		return "/proc/self/exe", nil
 	}
 	return os.Executable()
 }
@@ -207,7 +227,10 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (ans
 	if err != nil {
 		return answer{}, err
 	}
-	runErr := pr.serve(ctx, in)
+	werr, runErr := pr.serve(ctx, in)
+	if werr != nil && ctx.Err() == nil {
+		return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
+	}
 	exit := exitOf(pr.cmd, runErr, pr.errs.String(), req, pr.base)
 	ans, decodeErr := decodeFrames(pr.out.Bytes())
 	switch {

@@ -55,20 +55,18 @@ func (p *Pool) start() (*proc, error) {
 }
 
 // serve hands the process its request and waits for it to end; it is
-// killed, with its process group, when ctx ends first. The error is the
-// one of writing the request or of Wait.
-func (pr *proc) serve(ctx context.Context, in []byte) error {
+// killed, with its process group, when ctx ends first. It returns the
+// error of writing the request (a spare that died while it waited, not
+// the request's doing) and that of Wait.
+func (pr *proc) serve(ctx context.Context, in []byte) (werr, err error) {
 	defer func() { _ = os.RemoveAll(pr.tmp) }() // what a killed worker's clones left
 	stop := context.AfterFunc(ctx, func() { killGroup(pr.cmd) })
 	defer stop()
-	_, werr := pr.stdin.Write(in)
+	_, werr = pr.stdin.Write(in)
 	_ = pr.stdin.Close()
-	err := pr.cmd.Wait()
+	err = pr.cmd.Wait()
 	killGroup(pr.cmd) // a git it started and left behind
-	if werr != nil && err == nil {
-		err = werr
-	}
-	return err
+	return werr, err
 }
 
 // kill ends a process that was never given a request.

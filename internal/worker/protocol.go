@@ -28,8 +28,9 @@ type request struct {
 	Build *buildRequest `json:",omitempty"`
 	Fetch *fetchRequest `json:",omitempty"`
 	// MaxMemory (bytes), MaxCPU (seconds), MaxStack (bytes) are the
-	// worker's own limits.
-	MaxMemory, MaxCPU, MaxStack int64
+	// worker's own limits; MaxFileSize (bytes) the largest file it may
+	// write, none when negative.
+	MaxMemory, MaxCPU, MaxStack, MaxFileSize int64
 }
 
 // buildRequest is one render.BuildContext.
@@ -95,6 +96,7 @@ var sentinels = map[string]error{
 	"duplicate-object":  render.ErrDuplicateObject,
 	"helm-refused":      render.ErrHelmRefused,
 	"read-only":         render.ErrReadOnly,
+	"no-git":            render.ErrNoGit,
 	"limit-exceeded":    render.ErrLimitExceeded,
 	// source's.
 	"ref-not-found":      source.ErrRefNotFound,

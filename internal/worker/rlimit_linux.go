@@ -12,12 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openFiles and fileSize bound the files a worker may hold open and write
-// (kustomize writes none; a remote base's git clone does).
-const (
-	openFiles = 256
-	fileSize  = 256 << 20
-)
+// openFiles bounds the files a worker may hold open.
+const openFiles = 256
 
 // rlimit sets the hard limits of this process. The CPU limit's soft
 // value sends SIGXCPU, its hard value one second later SIGKILL.
@@ -41,5 +37,9 @@ func rlimit(req request) error {
 	if err := set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, openFiles, openFiles); err != nil {
 		return err
 	}
-	return set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, fileSize, fileSize)
+	if req.MaxFileSize < 0 {
+		return nil
+	}
+	size := uint64(max(req.MaxFileSize, fileSize))
+	return set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, size, size)
 }
