@@ -427,7 +427,7 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 	w.rep.add(rf)
 	w.rep.add(figure{ID: "tree-rss-" + name, Section: section, Name: fmt.Sprintf("peak RSS of the controller and its workers together, %s", label), Unit: "MiB",
 		Samples: []float64{float64(p.treePeakRSS()) / (1 << 20)},
-		Note: fmt.Sprintf("the sum of VmRSS over the controller and its fetch and render worker processes, sampled every %s over the whole scenario, so one value", treeSample)})
+		Note:    fmt.Sprintf("the sum of VmRSS over the controller and its fetch and render worker processes, sampled every %s over the whole scenario, so one value", treeSample)})
 	w.rep.Extra["memory at the end, "+label] = w.memory(ctx, p)
 	if n >= 50 && leaderElect {
 		w.heapProfile(ctx, p, fmt.Sprintf("heap in use at N=%d", n), name+"-heap.pb.gz")
