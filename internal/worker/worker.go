@@ -20,8 +20,9 @@ import (
 	"bggitops.dev/bg-gitops/internal/render"
 )
 
-// maxRequest bounds the request a worker reads.
-const maxRequest = 1 << 20
+// maxRequest bounds the request a worker reads: a fetch's carries its
+// Secret's data (at most 1 MiB, as JSON base64 a third more).
+const maxRequest = 4 << 20
 
 // Requested reports whether this process was started as a render worker.
 func Requested() bool { return len(os.Args) == 2 && os.Args[1] == Arg }
