@@ -100,9 +100,13 @@ func TestAbortKeepsBlueRunningAndDoesNotRetryInALoop(t *testing.T) {
 	blue, _ := child(ns, "job-blue")
 	assert.Equal(t, "RUNNING", nested(blue, "status", "jobStatus", "state"), "blue still runs")
 	assert.Equal(t, blueJob, nested(blue, "status", "jobStatus", "jobId"), "blue was never restarted")
-	green, ok := child(ns, "job-green")
-	require.True(t, ok)
-	assert.Equal(t, "suspended", nested(green, "spec", "job", "state"), "the failed colour is suspended")
+	// The abort is written to the status before the failed colour is
+	// suspended (every child write goes status-first).
+	eventually(t, ns, "the failed colour is suspended", func() bool {
+		green, ok := child(ns, "job-green")
+		return ok && nested(green, "spec", "job", "state") == "suspended"
+	})
+	green, _ := child(ns, "job-green")
 
 	// No retry loop: a later decision on the same spec keeps it aborted.
 	before := getFBGD(t, ns, "job").Status

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,19 +104,24 @@ func knownBuildError(f *v1alpha1.WorkerFailure) error {
 
 // recordWorkerFailure writes f, its message scrubbed of secret values
 // (it is kept past the render whose values the scrubber knows). The same
-// run dying again (a fetch that died before resolving its ref, a
-// requested retry) keeps the record as it is: its measured peak differs
-// from run to run, and the status would churn.
+// run dying the same way again (a fetch that died before resolving its
+// ref, a requested retry) keeps the record as it is: only its measured
+// peak differs, and the status would churn.
 func (r *GitRepositoryReconciler) recordWorkerFailure(run *gitRun, f v1alpha1.WorkerFailure) {
+	f.Message = secrets.forSource(client.ObjectKeyFromObject(run.gr)).string(f.Message)
 	old := run.gr.Status.LastWorkerFailure
 	if old != nil && old.Stage == f.Stage && old.Revision == f.Revision && old.Path == f.Path &&
-		old.TargetNamespace == f.TargetNamespace {
+		old.TargetNamespace == f.TargetNamespace && withoutPeak(old.Message) == withoutPeak(f.Message) {
 		return
 	}
-	f.Message = secrets.forSource(client.ObjectKeyFromObject(run.gr)).string(f.Message)
 	f.Time = metav1.NewTime(r.now())
 	run.gr.Status.LastWorkerFailure = &f
 }
+
+// peak is the measured peak a worker's death message names.
+var peak = regexp.MustCompile(` \(peak resident \d+ MiB\)`)
+
+func withoutPeak(msg string) string { return peak.ReplaceAllString(msg, "") }
 
 func (r *GitRepositoryReconciler) clearWorkerFailure(run *gitRun, stage string) {
 	if f := run.gr.Status.LastWorkerFailure; f != nil && f.Stage == stage {

@@ -40,17 +40,21 @@ func TestRemovedReconcileAnnotationKeepsDeadRevisionSkipped(t *testing.T) {
 }
 
 // TestRepeatedWorkerDeathDoesNotRewriteStatus: the same fetch or build
-// dying again (its measured peak differs) keeps the record, time and
-// message, as it is; another revision replaces it.
+// dying the same way again (its measured peak differs) keeps the record,
+// time and message, as it is; another limit, or another revision,
+// replaces it.
 func TestRepeatedWorkerDeathDoesNotRewriteStatus(t *testing.T) {
 	now := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
 	r := &GitRepositoryReconciler{Now: func() time.Time { return now }}
 	run := workerRun(nil, "")
-	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:1", Path: "deploy", Message: "memory (peak 200 MiB)"})
+	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:1", Path: "deploy", Message: "memory limit (peak resident 200 MiB)"})
 	first := *run.gr.Status.LastWorkerFailure
 	now = now.Add(time.Minute)
-	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:1", Path: "deploy", Message: "memory (peak 210 MiB)"})
+	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:1", Path: "deploy", Message: "memory limit (peak resident 210 MiB)"})
 	assert.Equal(t, first, *run.gr.Status.LastWorkerFailure)
+	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:1", Path: "deploy", Message: "CPU time limit"})
+	assert.Equal(t, "CPU time limit", run.gr.Status.LastWorkerFailure.Message, "a retry that died of another limit says so")
+	now = now.Add(time.Minute)
 	r.recordWorkerFailure(run, v1alpha1.WorkerFailure{Stage: v1alpha1.WorkerStageBuild, Revision: "main@sha1:2", Path: "deploy", Message: "stack"})
 	assert.Equal(t, "main@sha1:2", run.gr.Status.LastWorkerFailure.Revision)
 	assert.True(t, run.gr.Status.LastWorkerFailure.Time.Time.Equal(now))

@@ -14,6 +14,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -39,6 +40,12 @@ func checkout(repo *git.Repository, h plumbing.Hash, lim Limits) error {
 		return cacheErr(err)
 	}
 	if err := repo.Storer.RemoveReference(checkedOut); err != nil {
+		return cacheErr(err)
+	}
+	// The index is written in place: one a killed checkout cut short
+	// would fail every checkout after it. Started empty, the checkout
+	// writes every file.
+	if err := repo.Storer.SetIndex(&index.Index{Version: 2}); err != nil {
 		return cacheErr(err)
 	}
 	if err := wt.Checkout(&git.CheckoutOptions{Hash: h, Force: true}); err != nil {

@@ -378,4 +378,11 @@ func TestInterruptedCheckoutIsCompletedByTheNextFetch(t *testing.T) {
 	assert.False(t, res.Fetched, "the commit is in the cache already")
 	assert.Equal(t, "v: 2\n", readFile(t, res, "app.yaml"))
 	assert.Equal(t, "x\n", readFile(t, res, "extra.yaml"))
+
+	// Killed while it wrote the index: the index is cut short.
+	require.NoError(t, os.WriteFile(filepath.Join(res.Dir, ".git", "index"), []byte("DIRC\x00"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(res.Dir, "extra.yaml")))
+	require.NoError(t, repo.Storer.RemoveReference(checkedOut))
+	res = fetchOK(t, &o)
+	assert.Equal(t, "x\n", readFile(t, res, "extra.yaml"), "a cut index does not stop the next checkout")
 }

@@ -80,13 +80,11 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64)
 		// limit, and its own memory limit ends it with the runtime's
 		// words: the kernel's OOM killer, when the container ran out
 		// of memory, whoever used it. Not this input's doing.
-		return fmt.Errorf("%w: the worker process was killed (SIGKILL) from outside, most likely because the container ran out of memory; a later attempt may succeed", ErrWorker)
-	case ws.Signaled() || runtimeFatal(stderr) != "":
-		return &DiedError{Err: fmt.Errorf("the worker process died (%s): %s", st, firstFatal(stderr))}
+		return ErrKilled
+	case !ws.Signaled() && st.ExitCode() == exitProtocol:
+		return fmt.Errorf("%w: %s", ErrWorker, firstFatal(stderr))
 	}
-	// It exited without the Go runtime's last words: its own protocol,
-	// or not a worker at all.
-	return fmt.Errorf("%w: it exited (%s): %s", ErrWorker, st, firstFatal(stderr))
+	return &DiedError{Err: fmt.Errorf("the worker process died (%s): %s", st, firstFatal(stderr))}
 }
 
 // runtimeFatal is the line the Go runtime says why it died with, "" when

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -27,10 +28,6 @@ var ErrUnchanged = errors.New("the ref still resolves to the revision not to fet
 // doing, the kill does not.
 const fetchGrace = 5 * time.Second
 
-// minFetchTime is the least time a fetch is started with; one that waited
-// for a worker until less is left gives up, to be retried.
-const minFetchTime = time.Second
-
 // Fetch runs source.Fetch in a worker process, in tenant's place; o.Auth
 // is ignored: the worker makes its own from secret, the data of the
 // Secret (nil without one), named secretName in messages. When the ref
@@ -38,28 +35,22 @@ const minFetchTime = time.Second
 // downloaded and Fetch returns that revision with ErrUnchanged. A worker
 // that dies returns a *DiedError naming the revision it resolved, if it
 // got that far; one killed at its deadline (a slow network, a busy node)
-// is a retryable timeout, never a *DiedError.
+// is a retryable timeout, never a *DiedError. Waiting for a slot is
+// bounded by the fetch's timeout, and the fetch has its whole timeout from
+// when it got one.
 func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secret map[string][]byte, secretName, skip string) (source.Result, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = v1alpha1.DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
-	defer cancel()
-	start := time.Now()
-	noWorker := func() error {
-		return source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
-	}
-	release, err := p.acquire(ctx, tenant)
+	release, err := p.slot(ctx, tenant, timeout)
 	if err != nil {
-		return source.Result{}, noWorker()
+		return source.Result{}, source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
 	}
 	defer release()
-	left := timeout - time.Since(start)
-	if left < minFetchTime {
-		return source.Result{}, noWorker()
-	}
-	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: left, Limits: o.Limits,
+	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
+	defer cancel()
+	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: timeout, Limits: o.Limits,
 		AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP, Dir: o.Dir,
 		LastRevision: o.LastRevision, Secret: secret, SecretName: secretName, Skip: skip}
 	req := p.request(request{Fetch: fr})
@@ -67,6 +58,7 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 		req.MaxFileSize = -1
 	}
 	ans, err := p.run(ctx, req, timeout+fetchGrace)
+	err = p.strike(strings.Join([]string{"fetch", tenant, o.URL, o.Dir}, "\x00"), err)
 	if err != nil {
 		var died *DiedError
 		var le *render.LimitError

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,6 +65,8 @@ type Pool struct {
 	mu      sync.Mutex
 	tenants map[string]*tenant
 	warm    bool
+	// kills counts requests killed from outside in a row (strike).
+	kills map[string]int
 }
 
 // tenant is the one running place of a tenant's builds.
@@ -90,38 +93,33 @@ func pick(v, def int64) int64 {
 // Build renders path inside root as render.BuildContext does, in a worker
 // process; o.TargetNamespace and o.IsClusterScoped are the caller's to
 // apply (render.Namespace), since the worker has no API server to ask.
-// The build's time limit counts from now, waiting for a slot included; a
-// build killed at it after waiting for more than a tenth of it is Waiting
-// (retried), not the revision's own failure.
+// Waiting for a slot is bounded by the build's time limit (a build that
+// finds none fails Waiting, to be retried); the build then has its whole
+// time limit from when it got one, so that its time is its own.
 func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) ([]*unstructured.Unstructured, error) {
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = render.DefaultTimeout
 	}
+	release, err := p.slot(ctx, o.Tenant, timeout)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, &render.BuildError{Path: path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout), Waiting: true}}
+		}
+		return nil, err
+	}
+	defer release()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	waiting := &render.BuildError{Path: path, Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout), Waiting: true}}
-	start := time.Now()
-	release, err := p.acquire(ctx, o.Tenant)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, waiting
-		}
-		return nil, err
-	}
-	defer release()
-	waited := time.Since(start) > timeout/10
 	br := &buildRequest{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
 		Revision: o.Revision, Source: o.Source, Limits: o.Limits}
 	br.Limits.Timeout = -1 // the parent's deadline ends the worker
 	ans, err := p.run(ctx, p.request(request{Build: br}), timeout)
-	var le *render.LimitError
+	err = p.strike(strings.Join([]string{"build", o.Tenant, o.Revision, path}, "\x00"), err)
 	switch {
-	case waited && errors.As(err, &le) && le.Limit == render.LimitTime:
-		return nil, waiting
 	case err != nil:
 		return nil, &render.BuildError{Path: path, Err: err}
 	case ans.Error != nil:
@@ -144,6 +142,16 @@ func (p *Pool) request(req request) request {
 func cpuSeconds(d time.Duration) int64 {
 	d = time.Duration(pick(int64(d), int64(DefaultMaxCPU)))
 	return int64((d + time.Second - 1) / time.Second)
+}
+
+// slot is acquire bounded by wait (none when wait < 0).
+func (p *Pool) slot(ctx context.Context, tenant string, wait time.Duration) (func(), error) {
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	return p.acquire(ctx, tenant)
 }
 
 // acquire takes the tenant's place, then a slot.
@@ -223,14 +231,25 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (ans
 	if err != nil {
 		return answer{}, err
 	}
-	pr, err := p.take()
-	if err != nil {
-		return answer{}, err
+	for attempt := 1; ; attempt++ {
+		pr, err := p.take()
+		if err != nil {
+			return answer{}, err
+		}
+		werr, runErr := pr.serve(ctx, in)
+		if werr != nil && ctx.Err() == nil {
+			if attempt == 1 {
+				continue // a spare that died while it waited: another one
+			}
+			return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
+		}
+		return outcome(ctx, pr, runErr, req, timeout)
 	}
-	werr, runErr := pr.serve(ctx, in)
-	if werr != nil && ctx.Err() == nil {
-		return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
-	}
+}
+
+// outcome is what a worker that was handed its request did: its answer,
+// or why it has none.
+func outcome(ctx context.Context, pr *proc, runErr error, req request, timeout time.Duration) (answer, error) {
 	exit := exitOf(pr.cmd, runErr, pr.errs.String(), req, pr.base)
 	ans, decodeErr := decodeFrames(pr.out.Bytes())
 	switch {
@@ -276,6 +295,36 @@ func decodeFrames(b []byte) (answer, error) {
 // should, whatever the repository holds; a later attempt may succeed.
 var ErrWorker = errors.New("render worker failed")
 
+// ErrKilled: a worker was killed from outside (SIGKILL that was neither the
+// pool's nor its CPU limit's): most likely the kernel's OOM killer, when
+// the container ran out of memory, whoever used it. It is an ErrWorker,
+// retried, until the same request was killed so maxKills times in a row.
+var ErrKilled = fmt.Errorf("%w: the worker process was killed (SIGKILL) from outside, most likely because the container ran out of memory; a later attempt may succeed", ErrWorker)
+
+// maxKills is how many times in a row one request may be killed from
+// outside before its death is taken as its own (a *DiedError, recorded):
+// a build that fills the container every time must not run for ever.
+const maxKills = 3
+
+// strike counts a request (key) killed from outside; the maxKills-th kill
+// in a row is a *DiedError. Any other outcome resets the count.
+func (p *Pool) strike(key string, err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !errors.Is(err, ErrKilled) {
+		delete(p.kills, key)
+		return err
+	}
+	if p.kills == nil {
+		p.kills = map[string]int{}
+	}
+	if p.kills[key]++; p.kills[key] < maxKills {
+		return err
+	}
+	delete(p.kills, key)
+	return &DiedError{Err: fmt.Errorf("the worker process was killed (SIGKILL) from outside %d times in a row, most likely because the container ran out of memory while it ran; size the container for --render-workers times --render-max-memory", maxKills)}
+}
+
 // workerEnv is all a worker inherits: its own directory for temporary
 // files, where to find git (a build with remote bases off clears it
 // itself, see offline), and the controller's proxy and CA settings for a
@@ -299,19 +348,24 @@ func errorf(format string, a ...any) error {
 const stderrHead = 16 << 10
 
 // capped is a buffer that keeps its first max bytes and notes the rest.
+// It has Write only: a bytes.Buffer it embedded would lend it ReadFrom,
+// which io.Copy (and so exec.Cmd) would call past the cap.
 type capped struct {
-	bytes.Buffer
+	buf  bytes.Buffer
 	max  int64
 	over bool
 }
 
 func (c *capped) Write(b []byte) (int, error) {
-	if room := c.max - int64(c.Len()); int64(len(b)) > room {
+	if room := c.max - int64(c.buf.Len()); int64(len(b)) > room {
 		c.over = true
 		if room > 0 {
-			c.Buffer.Write(b[:room])
+			c.buf.Write(b[:room])
 		}
 		return len(b), nil
 	}
-	return c.Buffer.Write(b)
+	return c.buf.Write(b)
 }
+
+func (c *capped) Bytes() []byte  { return c.buf.Bytes() }
+func (c *capped) String() string { return c.buf.String() }

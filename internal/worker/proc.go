@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"sync"
 	"time"
 )
 
@@ -45,7 +47,7 @@ func (p *Pool) start() (*proc, error) {
 	cmd.WaitDelay = time.Second // a git left behind may hold stdout
 	if pr.stdin, err = cmd.StdinPipe(); err == nil {
 		pr.base = ownPeak()
-		err = cmd.Start()
+		err = spawn(cmd)
 	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
@@ -144,4 +146,32 @@ func (p *Pool) drain() {
 			return
 		}
 	}
+}
+
+// spawner starts every worker from one locked OS thread that never exits:
+// Linux sends a child its parent-death signal when the thread that
+// started it ends, not the process, and Go may end a thread.
+var spawner struct {
+	once sync.Once
+	reqs chan spawnReq
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	errc chan error
+}
+
+func spawn(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives on
+			for r := range spawner.reqs {
+				r.errc <- r.cmd.Start()
+			}
+		}()
+	})
+	errc := make(chan error, 1)
+	spawner.reqs <- spawnReq{cmd: cmd, errc: errc}
+	return <-errc
 }

@@ -20,6 +20,12 @@ import (
 	"bggitops.dev/bg-gitops/internal/render"
 )
 
+// exitProtocol is the exit code of a worker that failed at its own
+// protocol (reading its request, setting its limits, writing its answer),
+// not at the fetch or build: the parent retries it. The Go runtime exits
+// with 2 when it dies, a kustomize log.Fatal with 1.
+const exitProtocol = 3
+
 // maxRequest bounds the request a worker reads: a fetch's carries its
 // Secret's data (at most 1 MiB, as JSON base64 a third more).
 const maxRequest = 4 << 20
@@ -43,16 +49,16 @@ func Main() int {
 	var req request
 	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: reading the request:", err)
-		return 2
+		return exitProtocol
 	}
 	if err := setLimits(req); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
-		return 2
+		return exitProtocol
 	}
 	// The kernel's OOM killer takes a worker before the controller; the
 	// repository's text reaches no log (kustomize logs names it reads).
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
-	log.SetOutput(io.Discard)
+	quiet()
 	out := json.NewEncoder(os.Stdout)
 	var resp response
 	switch {
@@ -65,11 +71,10 @@ func Main() int {
 		resp = fetch(*req.Fetch, out)
 	default:
 		fmt.Fprintln(os.Stderr, "render worker: the request holds neither a build nor a fetch")
-		return 2
+		return exitProtocol
 	}
 	if err := out.Encode(frame{Answer: &resp}); err != nil {
-		fmt.Fprintln(os.Stderr, "render worker: writing the answer:", err)
-		return 2
+		return exitProtocol // its stdout is gone: the parent reads no answer
 	}
 	return 0
 }
@@ -84,6 +89,17 @@ func setLimits(req request) error {
 		debug.SetMemoryLimit(req.MaxMemory / 10 * 8)
 	}
 	return rlimit(req)
+}
+
+// quiet drops what kustomize writes to the log and os.Stderr (a warning
+// per deprecated field of every kustomization it loads: a repository
+// could fill the head of stderr the parent keeps). The Go runtime writes
+// why it dies to file descriptor 2 itself, which stays the parent's.
+func quiet() {
+	log.SetOutput(io.Discard)
+	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+		os.Stderr = null
+	}
 }
 
 // offline refuses every HTTP request of this process and leaves it no
