@@ -152,3 +152,33 @@ func procStatus(field string) string {
 	}
 	return "unknown"
 }
+
+// TestPollOfAnUnchangedRefStartsNoWorker: a reconcile whose ref still
+// resolves to the commit checked out lists the remote's refs in the
+// controller and runs no fetch in a worker; a new commit is fetched in
+// one.
+func TestPollOfAnUnchangedRefStartsNoWorker(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("render workers run on Linux only")
+	}
+	ns := newNamespace(t)
+	pool := &worker.Pool{Slots: 1}
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true, RenderWorker: pool})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	f.waitApplied(rev)
+
+	fetches := pool.Fetches()
+	f.requestReconcile()
+	eventually(t, ns, "the requested reconcile handled", func() bool {
+		gr := f.get()
+		return gr.Status.LastHandledReconcileAt == gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation]
+	})
+	assert.Equal(t, fetches, pool.Fetches(), "no fetch worker for an unchanged ref")
+
+	rev = f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "2")})
+	f.requestReconcile()
+	f.waitApplied(rev)
+	assert.Greater(t, pool.Fetches(), fetches, "a new commit is fetched in a worker")
+}

@@ -108,6 +108,44 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 	return res, hf.cause(err)
 }
 
+// Poll resolves o.Ref with a remote listing and reports whether Dir holds
+// its commit checked out already, as o.LastRevision: then res is that
+// checkout and nothing is left to fetch. A poll of an unchanged ref costs
+// one listing and no more (the controller makes it in its own process,
+// and runs a Fetch in a worker only for a change).
+func Poll(ctx context.Context, o Options) (res Result, unchanged bool, err error) {
+	if o.Dir == "" {
+		return Result{}, false, &Error{Reason: ReasonInvalidSpec, Message: "source: Options.Dir is empty"}
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = v1alpha1.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	refs, err := List(ctx, o)
+	if err != nil {
+		return Result{}, false, err
+	}
+	t, err := resolve(o.Ref, refs)
+	if err != nil {
+		return Result{}, false, refError(err)
+	}
+	res = Result{Revision: t.revision(), Commit: t.commit.String(), Dir: o.Dir}
+	return res, res.Revision == o.LastRevision && checkedOutAt(o.Dir, t.commit), nil
+}
+
+// checkedOutAt reports whether the cache in dir holds commit h checked out
+// whole.
+func checkedOutAt(dir string, h plumbing.Hash) bool {
+	repo, err := openRepo(dir)
+	if err != nil {
+		return false
+	}
+	ref, err := repo.Reference(checkedOut, false)
+	return err == nil && ref.Hash() == h
+}
+
 func fetch(ctx context.Context, o Options) (Result, error) {
 	refs, err := List(ctx, o)
 	if err != nil {

@@ -386,3 +386,39 @@ func TestInterruptedCheckoutIsCompletedByTheNextFetch(t *testing.T) {
 	res = fetchOK(t, &o)
 	assert.Equal(t, "x\n", readFile(t, res, "extra.yaml"), "a cut index does not stop the next checkout")
 }
+
+// TestPollTellsAnUnchangedCheckout: a poll lists the refs and reports the
+// checkout unchanged only while the ref resolves to the commit checked out
+// whole as the last revision.
+func TestPollTellsAnUnchangedCheckout(t *testing.T) {
+	h := newHTTPRepo(t)
+	c1 := h.Commit(map[string]string{"app.yaml": "v: 1\n"}, "one")
+	h.Push("main")
+	o := h.opts(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	_, unchanged, err := Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, unchanged, "nothing fetched yet")
+	res := fetchOK(t, &o)
+
+	polled, unchanged, err := Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, unchanged)
+	assert.Equal(t, "main@sha1:"+c1, polled.Revision)
+	assert.Equal(t, res.Dir, polled.Dir)
+	assert.EqualValues(t, 1, h.srv.UploadPacks(), "a poll downloads nothing")
+
+	repo, err := git.PlainOpen(res.Dir)
+	require.NoError(t, err)
+	require.NoError(t, repo.Storer.RemoveReference(checkedOut))
+	_, unchanged, err = Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, unchanged, "a checkout not finished is not unchanged")
+
+	fetchOK(t, &o)
+	c2 := h.Commit(map[string]string{"app.yaml": "v: 2\n"}, "two")
+	h.Push("main")
+	polled, unchanged, err = Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, unchanged, "the ref moved")
+	assert.Equal(t, "main@sha1:"+c2, polled.Revision)
+}

@@ -57,6 +57,7 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 	if req.MaxFileSize = o.Limits.LargestFile(); req.MaxFileSize == 0 {
 		req.MaxFileSize = -1
 	}
+	p.fetches.Add(1)
 	ans, err := p.run(ctx, req, timeout+fetchGrace)
 	err = p.strike(strings.Join([]string{"fetch", tenant, o.URL, o.Dir}, "\x00"), err)
 	if err != nil {

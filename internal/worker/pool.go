@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,7 +68,12 @@ type Pool struct {
 	warm    bool
 	// kills counts requests killed from outside in a row (strike).
 	kills map[string]int
+	// fetches counts the fetches run (Fetches).
+	fetches atomic.Int64
 }
+
+// Fetches is how many fetches the pool ran in workers.
+func (p *Pool) Fetches() int64 { return p.fetches.Load() }
 
 // tenant is the one running place of a tenant's builds.
 type tenant struct {
