@@ -45,16 +45,16 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 	if r.Worker == nil {
 		return source.Fetch(ctx, o)
 	}
-	// A poll of an unchanged ref lists the remote's refs here, and starts
-	// no worker.
-	if o.LastRevision != "" {
-		if res, unchanged, err := source.Poll(ctx, o); err != nil || unchanged {
-			if unchanged {
-				r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
-			}
-			return res, err
+	// The refs are listed here: a poll of an unchanged ref starts no
+	// worker, and a worker fetches the commit listed, without listing.
+	polled, unchanged, err := source.Poll(ctx, o)
+	if err != nil || unchanged {
+		if unchanged {
+			r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
 		}
+		return polled, err
 	}
+	o.Target = polled.Target
 	gr := run.gr
 	var data map[string][]byte
 	name := ""

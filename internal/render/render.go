@@ -197,6 +197,10 @@ func defaultSchema() {
 	_ = openapi.Schema()
 }
 
+// Warm parses kyaml's default schema ahead of a build (a worker waiting
+// for its request does), so that the build does not wait for it.
+func Warm() { _ = openapi.Schema() }
+
 // kustomize is what a build does holding kustomizeSlot: it checks the
 // plugin configs (which may run kustomize), runs kustomize, and finishes
 // the objects (which reads kyaml's schema, for scopes).

@@ -59,6 +59,9 @@ type Options struct {
 	AllowInsecureHTTP bool
 	// Dir is the per-object cache directory; it survives reconciles.
 	Dir string
+	// Target, when set, is what the ref resolved to in a Poll just made:
+	// the Fetch takes it as it is, without listing the refs again.
+	Target *Target
 	// Resolved, when set, is called with the revision the ref resolved to
 	// before anything is downloaded or checked out; an error it returns
 	// ends the Fetch as it is.
@@ -81,6 +84,8 @@ type Result struct {
 	Dir string
 	// Fetched is false when no objects were downloaded (a no-op poll).
 	Fetched bool
+	// Target is what the ref resolved to (set by Poll).
+	Target *Target `json:",omitempty"`
 }
 
 // Fetch resolves o.Ref with a remote listing and, unless Dir already holds
@@ -131,7 +136,7 @@ func Poll(ctx context.Context, o Options) (res Result, unchanged bool, err error
 	if err != nil {
 		return Result{}, false, refError(err)
 	}
-	res = Result{Revision: t.revision(), Commit: t.commit.String(), Dir: o.Dir}
+	res = Result{Revision: t.revision(), Commit: t.commit.String(), Dir: o.Dir, Target: t.export()}
 	return res, res.Revision == o.LastRevision && checkedOutAt(o.Dir, t.commit), nil
 }
 
@@ -147,13 +152,9 @@ func checkedOutAt(dir string, h plumbing.Hash) bool {
 }
 
 func fetch(ctx context.Context, o Options) (Result, error) {
-	refs, err := List(ctx, o)
+	t, err := targetOf(ctx, o)
 	if err != nil {
 		return Result{}, err
-	}
-	t, err := resolve(o.Ref, refs)
-	if err != nil {
-		return Result{}, refError(err)
 	}
 	if o.Resolved != nil {
 		if err := o.Resolved(t.revision()); err != nil {
@@ -161,6 +162,22 @@ func fetch(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	return fetchTarget(ctx, o, t)
+}
+
+// targetOf is o.Target, else what a listing resolves o.Ref to.
+func targetOf(ctx context.Context, o Options) (target, error) {
+	if o.Target != nil {
+		return o.Target.internal(), nil
+	}
+	refs, err := List(ctx, o)
+	if err != nil {
+		return target{}, err
+	}
+	t, err := resolve(o.Ref, refs)
+	if err != nil {
+		return target{}, refError(err)
+	}
+	return t, nil
 }
 
 // List is `git ls-remote`: the remote's refs, annotated tags peeled.

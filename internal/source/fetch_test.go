@@ -421,4 +421,13 @@ func TestPollTellsAnUnchangedCheckout(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, unchanged, "the ref moved")
 	assert.Equal(t, "main@sha1:"+c2, polled.Revision)
+
+	// A fetch of what the poll resolved does not list the refs again:
+	// one advertisement, that of the download itself.
+	listings := h.srv.Listings()
+	o.Target = polled.Target
+	res = fetchOK(t, &o)
+	assert.Equal(t, "main@sha1:"+c2, res.Revision)
+	assert.Equal(t, "v: 2\n", readFile(t, res, "app.yaml"))
+	assert.EqualValues(t, listings+1, h.srv.Listings())
 }

@@ -37,6 +37,20 @@ type target struct {
 
 func (t target) revision() string { return v1alpha1.FormatRevision(t.revRef, t.commit.String()) }
 
+// Target is a ref as a listing resolved it (Poll), for a Fetch that
+// follows to take as it is (Options.Target) without listing again.
+type Target struct {
+	RemoteRef, RevRef, Commit string
+}
+
+func (t target) export() *Target {
+	return &Target{RemoteRef: string(t.remoteRef), RevRef: t.revRef, Commit: t.commit.String()}
+}
+
+func (t *Target) internal() target {
+	return target{remoteRef: plumbing.ReferenceName(t.RemoteRef), revRef: t.RevRef, commit: plumbing.NewHash(t.Commit)}
+}
+
 // remoteRefs is a remote listing: ref name to the commit it designates,
 // with annotated tags replaced by the commit they point at.
 type remoteRefs map[plumbing.ReferenceName]plumbing.Hash

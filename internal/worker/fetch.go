@@ -52,7 +52,7 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 	defer cancel()
 	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: timeout, Limits: o.Limits,
 		AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP, Dir: o.Dir,
-		LastRevision: o.LastRevision, Secret: secret, SecretName: secretName, Skip: skip}
+		LastRevision: o.LastRevision, Target: o.Target, Secret: secret, SecretName: secretName, Skip: skip}
 	req := p.request(request{Fetch: fr})
 	if req.MaxFileSize = o.Limits.LargestFile(); req.MaxFileSize == 0 {
 		req.MaxFileSize = -1
@@ -103,7 +103,7 @@ func fetch(req fetchRequest, out *json.Encoder) response {
 	skipped := false
 	o := source.Options{URL: req.URL, Ref: req.Ref, Auth: auth, Timeout: req.Timeout, Limits: req.Limits,
 		AllowFileURLs: req.AllowFileURLs, AllowInsecureHTTP: req.AllowInsecureHTTP, Dir: req.Dir,
-		LastRevision: req.LastRevision,
+		LastRevision: req.LastRevision, Target: req.Target,
 		Resolved: func(rev string) error {
 			if err := out.Encode(frame{Resolved: rev}); err != nil {
 				return err

@@ -52,6 +52,7 @@ type fetchRequest struct {
 	AllowFileURLs     bool
 	AllowInsecureHTTP bool
 	Dir, LastRevision string
+	Target            *source.Target    `json:",omitempty"`
 	Secret            map[string][]byte `json:",omitempty"`
 	SecretName        string            `json:",omitempty"`
 	// Skip is a revision not to fetch: the worker answers Skipped when
