@@ -79,11 +79,17 @@ func (pr *proc) kill() {
 	_ = os.RemoveAll(pr.tmp)
 }
 
+// refillDelay is how long after a request a spare taken is replaced:
+// starting a process takes CPU (the Go runtime, the binary's pages), which
+// the rest of the change it was for (a build after the fetch, the apply
+// after the build) would otherwise wait for.
+const refillDelay = time.Second
+
 // take is a started process: a spare if there is one, else a new one.
+// The spare is replaced refillDelay after the request is done (run).
 func (p *Pool) take() (*proc, error) {
 	select {
 	case pr := <-p.spares:
-		go p.refill()
 		return pr, nil
 	default:
 	}
