@@ -243,7 +243,7 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (ans
 			return answer{}, err
 		}
 		werr, runErr := pr.serve(ctx, in)
-		time.AfterFunc(refillDelay, p.refill)
+		p.replace()
 		if werr != nil && ctx.Err() == nil {
 			if attempt == 1 {
 				continue // a spare that died while it waited: another one

@@ -12,9 +12,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
-	"sync"
 	"time"
+
+	"bggitops.dev/bg-gitops/internal/spawn"
 )
 
 // proc is a started worker process waiting for its request on stdin: a
@@ -47,7 +47,7 @@ func (p *Pool) start() (*proc, error) {
 	cmd.WaitDelay = time.Second // a git left behind may hold stdout
 	if pr.stdin, err = cmd.StdinPipe(); err == nil {
 		pr.base = ownPeak()
-		err = spawn(cmd)
+		err = spawn.Start(cmd) // dies with this process: see package spawn
 	}
 	if err != nil {
 		_ = os.RemoveAll(tmp)
@@ -86,7 +86,7 @@ func (pr *proc) kill() {
 const refillDelay = time.Second
 
 // take is a started process: a spare if there is one, else a new one.
-// The spare is replaced refillDelay after the request is done (run).
+// The spare is replaced when the request is done (replace).
 func (p *Pool) take() (*proc, error) {
 	select {
 	case pr := <-p.spares:
@@ -106,6 +106,16 @@ func (p *Pool) Warm() {
 	for range cap(p.spares) {
 		p.refill()
 	}
+}
+
+// replace refills the spare a request took: at once when none is left (a
+// burst of requests), else refillDelay later.
+func (p *Pool) replace() {
+	if len(p.spares) == 0 {
+		go p.refill()
+		return
+	}
+	time.AfterFunc(refillDelay, p.refill)
 }
 
 // refill starts a spare when the pool keeps them and has room for one.
@@ -152,32 +162,4 @@ func (p *Pool) drain() {
 			return
 		}
 	}
-}
-
-// spawner starts every worker from one locked OS thread that never exits:
-// Linux sends a child its parent-death signal when the thread that
-// started it ends, not the process, and Go may end a thread.
-var spawner struct {
-	once sync.Once
-	reqs chan spawnReq
-}
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	errc chan error
-}
-
-func spawn(cmd *exec.Cmd) error {
-	spawner.once.Do(func() {
-		spawner.reqs = make(chan spawnReq)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives on
-			for r := range spawner.reqs {
-				r.errc <- r.cmd.Start()
-			}
-		}()
-	})
-	errc := make(chan error, 1)
-	spawner.reqs <- spawnReq{cmd: cmd, errc: errc}
-	return <-errc
 }

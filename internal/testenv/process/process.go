@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"bggitops.dev/bg-gitops/internal/spawn"
 )
 
 // Spec is what to run. The same Spec is used again by Restart.
@@ -73,7 +75,7 @@ func (p *Process) start() error {
 	cmd.Env, cmd.Dir = p.spec.Env, p.spec.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()
-	if err := spawn(cmd); err != nil {
+	if err := spawn.Start(cmd); err != nil {
 		logFile.Close()
 		return fmt.Errorf("start %s: %w", p.spec.Name, err)
 	}
