@@ -196,7 +196,7 @@ func TestCreateSecretForge(t *testing.T) {
 	gr.Status.LastAttemptedRevision = "main@sha1:" + sha
 	gr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: "Progressing"}}
 	r := &reconcile.CommitStatusReporter{Client: env.Client, HTTP: srv.Client(), AllowInsecureHTTP: true}
-	require.NoError(t, r.ReportSync(context.Background(), gr))
+	require.NoError(t, r.ReportSync(context.Background(), gr, nil))
 	assert.Nil(t, meta.FindStatusCondition(gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition), "posted: %+v", gr.Status.Conditions)
 	assert.Contains(t, seen(), "POST /api/v3/repos/org/jobs/statuses/"+sha+" Bearer ghp_forgeToken123")
 }

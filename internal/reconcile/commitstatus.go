@@ -74,7 +74,9 @@ type CommitStatusReporter struct {
 // the cache: before anything is posted it is checked against the API
 // server, and errStaleRead is returned, with nothing posted, when the
 // cache is behind (its records could be missing a status already posted).
-func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitRepository) error {
+// save, when set, writes gr's status; it is called before a pending
+// status is posted for a revision no record shows pending (see intents).
+func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitRepository, save func(context.Context) error) error {
 	if gr.Spec.CommitStatus == nil {
 		clearCondition(&gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		return nil
@@ -90,7 +92,7 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 		}
 		return nil
 	}
-	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub, guard)
+	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub, guard, save)
 	var ge *guardError
 	var fe *fenceError
 	switch {
@@ -107,7 +109,8 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 
 // ReportRollout posts the rollout status of p through the forge of the
 // GitRepository that applied it. It returns how soon to retry (0: no need).
-func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment) time.Duration {
+// save, when set, writes p's status, as ReportSync's does.
+func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, save func(context.Context) error) time.Duration {
 	gr, retry, err := c.sourceOf(ctx, p)
 	if err != nil {
 		setCondition(&p.Status.Conditions, p.Generation, c.now(), v1alpha1.CommitStatusFailedCondition, metav1.ConditionTrue,
@@ -121,11 +124,18 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 		return retry
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
-	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil)
+	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil, save)
 	var fe *fenceError
-	if errors.As(err, &fe) {
+	var ge *guardError
+	switch {
+	case errors.As(err, &fe):
 		// Not the forge's doing: no condition, and another try soon.
 		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", fe.err.Error())
+		return forgeRetry
+	case errors.As(err, &ge):
+		// The status write before the post failed; the reconcile's own
+		// write fails the same way and runs it again.
+		logf.FromContext(ctx).V(1).Info("commit status not posted", "reason", ge.err.Error())
 		return forgeRetry
 	}
 	setForgeCondition(&p.Status.Conditions, p.Generation, c.now(), err)
@@ -231,9 +241,11 @@ func (e *fenceError) Error() string { return e.err.Error() }
 
 // report posts what desired holds and records do not. Descriptions and
 // the error are scrubbed of secret values. guard, when set, may refuse
-// (an error, returned as it is) before anything is posted.
+// (an error, returned as it is) before anything is posted. save, when
+// set, stores the records of the pending statuses about to be posted
+// first (intents): an error from it is returned, with nothing posted.
 func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired,
-	records *[]v1alpha1.CommitStatusRecord, scrub scrubber, guard func(context.Context) error) error {
+	records *[]v1alpha1.CommitStatusRecord, scrub scrubber, guard, save func(context.Context) error) error {
 	for i := range desired {
 		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
 	}
@@ -267,6 +279,12 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 		return scrub.error(err)
 	}
 	scrub = scrub.and(newScrubber(valueForms(token)))
+	if in := intents(missing, *records); save != nil && len(in) > 0 {
+		*records = mergeRecords(*records, in)
+		if err := save(ctx); err != nil {
+			return &guardError{err}
+		}
+	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
@@ -328,6 +346,26 @@ func (c *CommitStatusReporter) block(key string, until time.Time) {
 		c.blocked = map[string]time.Time{}
 	}
 	c.blocked[key] = until
+}
+
+// intents are the records, unconfirmed, of the pending statuses about to
+// be posted on revisions that no record shows pending. They are stored
+// before the post: a controller that stops between the post and its
+// status write leaves the revision in the records, and whoever leads
+// next gives it a verdict, also once a newer revision superseded it
+// (syncDesired, rolloutDesired). A record already pending needs none.
+func intents(missing []status.Desired, records []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
+	var out []v1alpha1.CommitStatusRecord
+	for _, d := range missing {
+		if d.Status.State != status.StatePending || slices.ContainsFunc(records, func(r v1alpha1.CommitStatusRecord) bool {
+			return r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(status.StatePending)
+		}) {
+			continue
+		}
+		out = append(out, v1alpha1.CommitStatusRecord{Context: d.Status.Context, Revision: d.Revision,
+			State: string(d.Status.State), Description: d.Status.Description, Unconfirmed: true})
+	}
+	return out
 }
 
 // unacknowledged returns the desired statuses without an identical record.

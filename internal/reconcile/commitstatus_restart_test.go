@@ -7,10 +7,19 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -247,3 +257,101 @@ func hasRecord(records []v1alpha1.CommitStatusRecord, context, rev, state string
 	}
 	return false
 }
+
+// TestAPendingStatusOfAControllerThatStoppedRightAfterPostingGetsAVerdict,
+// against a real Gitea: the controller posts the sync status "pending" of
+// a new commit and stops before anything else reaches the API server; a
+// newer commit is pushed before another instance runs. The forge's pending
+// status on the first commit is not left for ever: the next instance says
+// it was superseded.
+func TestAPendingStatusOfAControllerThatStoppedRightAfterPostingGetsAVerdict(t *testing.T) {
+	ns := newNamespace(t)
+	f := newGitFixture(t, ns)
+	forge := startGitea(t)
+	const repoName = "flink"
+	_, err := forge.CreateRepo(t.Context(), repoName)
+	require.NoError(t, err)
+	push := func(files map[string]string) string {
+		rev := f.push(files)
+		f.repo.Git("push", "--quiet", forge.AuthCloneURL(repoName), "main:main")
+		return rev
+	}
+	require.NoError(t, env.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns}, StringData: map[string]string{"token": forge.Token}}))
+	sync := status.SyncContext(ns, "flink")
+
+	// The first instance reaches Gitea through a proxy; once Gitea took a
+	// pending status of a commit other than the first, the instance is cut
+	// off from the API server, as if it had been killed there.
+	var crashed atomic.Bool
+	var crashOn atomic.Value
+	crashOn.Store("")
+	target, err := url.Parse(forge.URL)
+	require.NoError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sha := crashOn.Load().(string)
+		if r.Method != http.MethodPost || sha == "" || !strings.HasSuffix(r.URL.Path, "/statuses/"+sha) || !bytes.Contains(body, []byte(`"pending"`)) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		// Gitea has the status before the controller hears back.
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		crashed.Store(true)
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	defer front.Close()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if crashed.Load() {
+				return nil, errors.New("the controller was stopped")
+			}
+			return next.RoundTrip(r)
+		})
+	})
+	stopA := startControllerWith(t, ns, cfg)
+
+	rev1 := push(map[string]string{
+		"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
+		"settings.yaml":      fmt.Sprintf(configMap, "settings", "v1"),
+	})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: front.URL,
+			Repository: forge.Repository(repoName), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
+	})
+	f.waitApplied(rev1)
+	waitForgeStatus(t, ns, forge, repoName, rev1, sync, "success", "applied to the cluster")
+
+	rev2 := "main@sha1:" + f.repo.Commit(map[string]string{"deploy/settings.yaml": fmt.Sprintf(configMap, "settings", "v2")}, "settings v2")
+	_, sha2, err := v1alpha1.ParseRevision(rev2)
+	require.NoError(t, err)
+	crashOn.Store(sha2)
+	f.repo.Push("main")
+	f.repo.Git("push", "--quiet", forge.AuthCloneURL(repoName), "main:main")
+	f.requestReconcile()
+	waitForgeStatus(t, ns, forge, repoName, rev2, sync, "pending", "applying to the cluster")
+	eventually(t, ns, "the first instance cut off", crashed.Load)
+	stopA()
+
+	rev3 := push(map[string]string{"settings.yaml": fmt.Sprintf(configMap, "settings", "v3")})
+	startController(t, ns)
+	f.requestReconcile()
+	f.waitApplied(rev3)
+	waitForgeStatus(t, ns, forge, repoName, rev3, sync, "success", "applied to the cluster")
+	waitForgeStatus(t, ns, forge, repoName, rev2, sync, "failure", "not applied: superseded by "+v1alpha1.ShortSHA(strings.TrimPrefix(rev3, "main@sha1:")))
+	assertNoDuplicates(t, forge, repoName, rev2, sync)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

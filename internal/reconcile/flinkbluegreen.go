@@ -158,7 +158,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	if r.Commit != nil && !deleting {
 		next := p.DeepCopy()
 		next.Status = dec.Status
-		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next))
+		requeue = minPositive(requeue, r.Commit.ReportRollout(ctx, next, r.saver(p, next)))
 		dec.Status = next.Status
 	}
 	if err := r.patchStatus(ctx, p, dec.Status); err != nil {
@@ -317,7 +317,7 @@ func (r *FlinkBlueGreenReconciler) stall(ctx context.Context, p *v1alpha1.FlinkB
 		// A refused spec is the rollout's failure on its commit.
 		next := p.DeepCopy()
 		next.Status = st
-		r.Commit.ReportRollout(ctx, next)
+		r.Commit.ReportRollout(ctx, next, r.saver(p, next))
 		st = next.Status
 	}
 	return r.patchStatus(ctx, p, st)
@@ -547,6 +547,17 @@ func (r *FlinkBlueGreenReconciler) patchStatus(ctx context.Context, p *v1alpha1.
 		return nil
 	}
 	return r.writeStatus(ctx, p, st)
+}
+
+// saver writes next's status over p's for the commit status reporter.
+func (r *FlinkBlueGreenReconciler) saver(p, next *v1alpha1.FlinkBlueGreenDeployment) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := r.patchStatus(ctx, p, *next.Status.DeepCopy()); err != nil {
+			return err
+		}
+		next.ResourceVersion = p.ResourceVersion
+		return nil
+	}
 }
 
 // writeStatus writes st with the optimistic lock, also when it equals

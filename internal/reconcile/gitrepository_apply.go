@@ -108,7 +108,7 @@ func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun
 	setCondition(&gr.Status.Conditions, gr.Generation, r.now(), v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
 		"Progressing", "applying revision "+rev)
 	if r.Commit != nil {
-		if err := r.Commit.ReportSync(ctx, gr); err != nil {
+		if err := r.Commit.ReportSync(ctx, gr, r.saver(run)); err != nil {
 			return err
 		}
 	}
@@ -163,11 +163,16 @@ func (r *GitRepositoryReconciler) summarize(ctx context.Context, run *gitRun) er
 		setReady(gr, r.now())
 	}
 	if r.Commit != nil {
-		if err := r.Commit.ReportSync(ctx, gr); err != nil {
+		if err := r.Commit.ReportSync(ctx, gr, r.saver(run)); err != nil {
 			return err
 		}
 	}
 	return r.patchStatus(ctx, run)
+}
+
+// saver writes run's status for the commit status reporter.
+func (r *GitRepositoryReconciler) saver(run *gitRun) func(context.Context) error {
+	return func(ctx context.Context) error { return r.patchStatus(ctx, run) }
 }
 
 // setSuspended makes a suspended GitRepository say so where users look

@@ -165,7 +165,7 @@ func TestCommitStatusScrubsSecretValues(t *testing.T) {
 		Message: "label " + rendered}}
 	desired := syncDesired(gr)
 	require.Len(t, desired, 1)
-	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)), nil)
+	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)), nil, nil)
 	require.Error(t, err)
 	assert.Equal(t, "label "+redacted, desired[0].Status.Description, "the description posted")
 	assert.NotContains(t, err.Error(), rendered)
@@ -201,7 +201,7 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 	t.Run("another namespace, not applied by it", func(t *testing.T) {
 		requests.Store(0)
 		p := fbgd("b")
-		assert.Zero(t, reporter(gr).ReportRollout(context.Background(), p), "nothing to retry")
+		assert.Zero(t, reporter(gr).ReportRollout(context.Background(), p, nil), "nothing to retry")
 		assert.Zero(t, requests.Load(), "a's token was used for b's object")
 		c := findCondition(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		require.NotNil(t, c)
@@ -210,7 +210,7 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 	t.Run("another namespace, no such GitRepository", func(t *testing.T) {
 		p := fbgd("b")
 		p.Annotations[v1alpha1.SourceAnnotation] = "a/absent"
-		reporter(gr).ReportRollout(context.Background(), p)
+		reporter(gr).ReportRollout(context.Background(), p, nil)
 		c := findCondition(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		require.NotNil(t, c)
 		assert.Equal(t, "SourceNotVerified", c.Reason, "the same answer as for one that exists")
@@ -220,19 +220,19 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 		applying := gr.DeepCopy()
 		applying.Status.LastAttemptedRevision = rev
 		p := fbgd("b")
-		reporter(applying).ReportRollout(context.Background(), p)
+		reporter(applying).ReportRollout(context.Background(), p, nil)
 		assert.NotZero(t, requests.Load(), "a new object's first status is posted while its revision is applied, before the inventory lists it")
 	})
 	t.Run("another namespace, in its inventory", func(t *testing.T) {
 		requests.Store(0)
 		applied := gr.DeepCopy()
 		applied.Status.Inventory = &v1alpha1.Inventory{Entries: []v1alpha1.ObjectRef{{ID: "b_job_bggitops.dev_FlinkBlueGreenDeployment", Version: "v1alpha1"}}}
-		reporter(applied).ReportRollout(context.Background(), fbgd("b"))
+		reporter(applied).ReportRollout(context.Background(), fbgd("b"), nil)
 		assert.NotZero(t, requests.Load(), "the GitRepository that applied the object reports its rollout")
 	})
 	t.Run("same namespace", func(t *testing.T) {
 		requests.Store(0)
-		reporter(gr).ReportRollout(context.Background(), fbgd("a"))
+		reporter(gr).ReportRollout(context.Background(), fbgd("a"), nil)
 		assert.NotZero(t, requests.Load())
 	})
 }
@@ -248,7 +248,7 @@ func TestInsecureForgeAddressRefused(t *testing.T) {
 			Repository: "org/repo", SecretRef: v1alpha1.LocalObjectReference{Name: "forge"}}}}
 	gr.Status.LastAttemptedRevision = "main@sha1:" + strings.Repeat("c", 40)
 	gr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReconcilingCondition, Status: metav1.ConditionTrue, Reason: "Progressing"}}
-	c.ReportSync(context.Background(), gr)
+	c.ReportSync(context.Background(), gr, nil)
 	cond := findCondition(gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 	require.NotNil(t, cond)
 	assert.Equal(t, "InsecureAddress", cond.Reason)
