@@ -235,6 +235,24 @@ func (w *world) ensureRepos(t *testing.T, n int) {
 	}
 }
 
+// spreadRounds measures the creation of n GitRepositories each in a
+// namespace of its own: the render and fetch workers run one per
+// namespace, so this is the shape in which all of them run at once.
+func (w *world) spreadRounds(t *testing.T, n int, name, label, section string) {
+	var create []float64
+	for r := 1; r <= w.s.rounds; r++ {
+		prefix := fmt.Sprintf("%s-spread-r%d-", name, r)
+		d := w.createSpread(t, prefix, n)
+		t.Logf("%s spread round %d: %d Ready in %s", name, r, n, d.Round(time.Millisecond))
+		create = append(create, d.Seconds())
+		for i := range n {
+			w.deleteAll(t, fmt.Sprintf("%s%03d", prefix, i))
+		}
+	}
+	w.rep.add(figure{ID: "create-spread-" + name, Section: section, Name: fmt.Sprintf("creation → all Ready, %s, one namespace each", label),
+		Unit: "s", Samples: create, Note: "n tenants of one GitRepository each, where the figure above is one tenant with n"})
+}
+
 func gitRepository(ns string, i int, url string, labels map[string]string) *v1alpha1.GitRepository {
 	return &v1alpha1.GitRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: repoName(i), Namespace: ns, Labels: labels},
@@ -251,6 +269,33 @@ func gitRepository(ns string, i int, url string, labels map[string]string) *v1al
 func (w *world) createAll(t *testing.T, ns string, n int, label func(i int) map[string]string) time.Duration {
 	t.Helper()
 	w.namespace(t, ns)
+	return w.create(t, n, func(int) string { return ns }, label, func(tr *tracker) bool { return tr.countReady(ns) == n })
+}
+
+// createSpread creates n GitRepositories, each in a namespace of its own
+// (prefix followed by its number), and returns when all are Ready: n
+// tenants, where createAll is one tenant with n.
+func (w *world) createSpread(t *testing.T, prefix string, n int) time.Duration {
+	t.Helper()
+	nsOf := func(i int) string { return fmt.Sprintf("%s%03d", prefix, i) }
+	for i := range n {
+		w.namespace(t, nsOf(i))
+	}
+	return w.create(t, n, nsOf, nil, func(tr *tracker) bool {
+		count := 0
+		for _, gr := range tr.grs {
+			if strings.HasPrefix(gr.Namespace, prefix) && ready(gr) {
+				count++
+			}
+		}
+		return count == n
+	})
+}
+
+// create creates n GitRepositories, the i-th in nsOf(i), 8 at a time, and
+// returns when done says so: the time from the first create to then.
+func (w *world) create(t *testing.T, n int, nsOf func(int) string, label func(i int) map[string]string, done func(*tracker) bool) time.Duration {
+	t.Helper()
 	ctx := context.Background()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -265,7 +310,7 @@ func (w *world) createAll(t *testing.T, ns string, n int, label func(i int) map[
 				if label != nil {
 					l = label(i)
 				}
-				if err := w.c.Create(ctx, gitRepository(ns, i, w.git.URL+"/"+repoName(i)+".git", l)); err != nil {
+				if err := w.c.Create(ctx, gitRepository(nsOf(i), i, w.git.URL+"/"+repoName(i)+".git", l)); err != nil {
 					errs <- err
 				}
 			}
@@ -280,8 +325,7 @@ func (w *world) createAll(t *testing.T, ns string, n int, label func(i int) map[
 	for err := range errs {
 		t.Fatal(err)
 	}
-	end, err := w.tr.waitFor(ctx, 10*time.Minute, fmt.Sprintf("%d GitRepositories Ready in %s", n, ns),
-		func(tr *tracker) bool { return tr.countReady(ns) == n })
+	end, err := w.tr.waitFor(ctx, 10*time.Minute, fmt.Sprintf("%d GitRepositories Ready in %s…", n, nsOf(0)), done)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,6 +452,9 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 		total, rounds, total*float64(runtime.NumCPU()), runtime.NumCPU(), cpu)
 	w.rep.Extra["creation rounds, "+label+": controller time"] = clientTime(m0, p.scrape()) + " (all rounds, including the deletes between them)"
 
+	if n == 50 && leaderElect {
+		w.spreadRounds(t, n, name, label, section)
+	}
 	if n >= 50 {
 		w.idleMinute(t, p, n, label, leaderElect)
 	}

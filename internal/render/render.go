@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 )
 
@@ -198,8 +199,35 @@ func defaultSchema() {
 }
 
 // Warm parses kyaml's default schema ahead of a build (a worker waiting
-// for its request does), so that the build does not wait for it.
-func Warm() { _ = openapi.Schema() }
+// for its request does), so that the build does not wait for it, and runs
+// one small build in memory: kustomize's own lazy start-up (its builtin
+// field specs, the plugin factories) then costs a build nothing either.
+func Warm() {
+	_ = openapi.Schema()
+	_ = warmBuild()
+}
+
+func warmBuild() error {
+	fs := filesys.MakeFsInMemory()
+	for name, text := range warmTree {
+		if err := fs.WriteFile(name, []byte(text)); err != nil {
+			return err
+		}
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = types.DisabledPluginConfig()
+	_, err := krusty.MakeKustomizer(opts).Run(fs, "/app")
+	return err
+}
+
+// warmTree is the build Warm runs: an overlay with the common
+// transformers.
+var warmTree = map[string]string{
+	"/base/kustomization.yaml": "resources: [cm.yaml]\n",
+	"/base/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: warm}\ndata: {a: b}\n",
+	"/app/kustomization.yaml": "resources: [../base]\nnamePrefix: p-\nnamespace: ns\nlabels: [{pairs: {a: b}}]\n" +
+		"patches: [{patch: '{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"warm\"}, \"data\": {\"c\": \"d\"}}'}]\n",
+}
 
 // kustomize is what a build does holding kustomizeSlot: it checks the
 // plugin configs (which may run kustomize), runs kustomize, and finishes

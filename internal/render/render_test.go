@@ -162,3 +162,10 @@ func TestTargetNamespaceAsksTheScopeHookForUnknownKinds(t *testing.T) {
 	assert.Equal(t, "team", objs[0].GetNamespace(), "unknown kinds default to namespaced")
 	assert.Equal(t, "", objs[1].GetNamespace(), "the hook knows Widget is cluster-scoped")
 }
+
+// TestWarmRunsAWholeBuild: the build a waiting worker runs to warm
+// kustomize up succeeds (an error would leave its start-up to the first
+// real build).
+func TestWarmRunsAWholeBuild(t *testing.T) {
+	require.NoError(t, warmBuild())
+}

@@ -24,8 +24,9 @@ Licensed under the Apache License, Version 2.0.
 //
 // Pool runs at most Slots workers at once, one per tenant (namespace); a
 // request that finds no free slot waits, and a worker killed frees its
-// slot at once: nothing is left running. Warm keeps a started spare per
-// slot, so that a request does not wait for a worker to start.
+// slot at once: nothing is left running. Warm keeps started spares, half
+// for fetches and half for builds (which warm kustomize up while they
+// wait), so that a request does not wait for a worker to start.
 //
 // Off Linux, and for the CLI, builds and fetches run in-process
 // (render.BuildContext, source.Fetch).

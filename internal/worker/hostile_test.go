@@ -120,7 +120,7 @@ func TestOfflineWorkerReachesNoNetworkAndNoGit(t *testing.T) {
 	assert.True(t, errors.Is(err, exec.ErrNotFound), "%v", err)
 }
 
-func skipOffLinux(t *testing.T) {
+func skipOffLinux(t testing.TB) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the worker's process limits are Linux's")
 	}

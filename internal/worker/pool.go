@@ -62,7 +62,7 @@ type Pool struct {
 
 	once    sync.Once
 	slots   chan struct{}
-	spares  chan *proc
+	spares  [kinds]chan *proc
 	mu      sync.Mutex
 	tenants map[string]*tenant
 	warm    bool
@@ -84,7 +84,12 @@ type tenant struct {
 func (p *Pool) init() {
 	p.once.Do(func() {
 		p.slots = make(chan struct{}, pick(int64(p.Slots), DefaultSlots))
-		p.spares = make(chan *proc, cap(p.slots))
+		// Half the slots' worth of each kind: a fetch and a build of
+		// one change each find theirs, and the spares together take no
+		// more memory than one per slot.
+		for k := range p.spares {
+			p.spares[k] = make(chan *proc, (cap(p.slots)+1)/2)
+		}
 		p.tenants = map[string]*tenant{}
 	})
 }
@@ -237,13 +242,14 @@ func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (ans
 	if err != nil {
 		return answer{}, err
 	}
+	k := kindOf(req)
 	for attempt := 1; ; attempt++ {
-		pr, err := p.take()
+		pr, err := p.take(k)
 		if err != nil {
 			return answer{}, err
 		}
 		werr, runErr := pr.serve(ctx, in)
-		p.replace()
+		p.replace(k)
 		if werr != nil && ctx.Err() == nil {
 			if attempt == 1 {
 				continue // a spare that died while it waited: another one
@@ -336,8 +342,11 @@ func (p *Pool) strike(key string, err error) error {
 // files, where to find git (a build with remote bases off clears it
 // itself, see offline), and the controller's proxy and CA settings for a
 // fetch and remote bases.
-func workerEnv(tmp string) []string {
+func workerEnv(tmp string, k kind) []string {
 	env := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
+	if k == builds {
+		env = append(env, warmEnv+"=1")
+	}
 	for _, k := range []string{"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

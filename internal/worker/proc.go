@@ -29,8 +29,32 @@ type proc struct {
 	base      int64  // the controller's peak at the start (ownPeak)
 }
 
-// start starts a worker process; it reads its request only when given one.
-func (p *Pool) start() (*proc, error) {
+// kind is what a worker is started for: a fetch, or a build, which warms
+// kustomize up while it waits (see Main). Spares are kept of each kind: a
+// fetch worker does not pay for kustomize's start-up, and does not take
+// CPU from the change it serves for it.
+type kind int
+
+const (
+	fetches kind = iota
+	builds
+	kinds
+)
+
+func kindOf(req request) kind {
+	if req.Build != nil {
+		return builds
+	}
+	return fetches
+}
+
+// warmEnv, set in a build worker's environment, makes it warm kustomize
+// up before it reads its request.
+const warmEnv = "BGGITOPS_WORKER_WARM"
+
+// start starts a worker process of kind k; it reads its request only when
+// given one.
+func (p *Pool) start(k kind) (*proc, error) {
 	bin, err := p.binary()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
@@ -40,7 +64,7 @@ func (p *Pool) start() (*proc, error) {
 		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
 	}
 	cmd := exec.Command(bin, Arg)
-	cmd.Env = workerEnv(tmp)
+	cmd.Env = workerEnv(tmp, k)
 	pr := &proc{cmd: cmd, tmp: tmp, out: &capped{max: pick(p.MaxAnswer, DefaultMaxAnswer)}, errs: &capped{max: stderrHead}}
 	cmd.Stdout, cmd.Stderr = pr.out, pr.errs
 	isolate(cmd)
@@ -85,53 +109,57 @@ func (pr *proc) kill() {
 // after the build) would otherwise wait for.
 const refillDelay = time.Second
 
-// take is a started process: a spare if there is one, else a new one.
-// The spare is replaced when the request is done (replace).
-func (p *Pool) take() (*proc, error) {
+// take is a started process of kind k: a spare if there is one, else a
+// new one. The spare is replaced when the request is done (replace).
+func (p *Pool) take(k kind) (*proc, error) {
 	select {
-	case pr := <-p.spares:
+	case pr := <-p.spares[k]:
 		return pr, nil
 	default:
 	}
-	return p.start()
+	return p.start(k)
 }
 
-// Warm starts one spare worker per slot, and replaces each one taken, so
-// that a request does not wait for a worker to start; Close ends them.
+// Warm starts the spare workers of each kind (one per two slots, at
+// least one), and replaces each one taken, so that a request does not wait for a worker to start; Close
+// ends them.
 func (p *Pool) Warm() {
 	p.init()
 	p.mu.Lock()
 	p.warm = true
 	p.mu.Unlock()
-	for range cap(p.spares) {
-		p.refill()
+	for k := range kinds {
+		for range cap(p.spares[k]) {
+			p.refill(k)
+		}
 	}
 }
 
-// replace refills the spare a request took: at once when none is left (a
-// burst of requests), else refillDelay later.
-func (p *Pool) replace() {
-	if len(p.spares) == 0 {
-		go p.refill()
+// replace refills the spare of kind k a request took: at once when none
+// is left (a burst of requests), else refillDelay later.
+func (p *Pool) replace(k kind) {
+	if len(p.spares[k]) == 0 {
+		go p.refill(k)
 		return
 	}
-	time.AfterFunc(refillDelay, p.refill)
+	time.AfterFunc(refillDelay, func() { p.refill(k) })
 }
 
-// refill starts a spare when the pool keeps them and has room for one.
-func (p *Pool) refill() {
+// refill starts a spare of kind k when the pool keeps them and has room
+// for one.
+func (p *Pool) refill(k kind) {
 	p.mu.Lock()
-	keep := p.warm && len(p.spares) < cap(p.spares)
+	keep := p.warm && len(p.spares[k]) < cap(p.spares[k])
 	p.mu.Unlock()
 	if !keep {
 		return
 	}
-	pr, err := p.start()
+	pr, err := p.start(k)
 	if err != nil {
 		return // the next request starts its own, and says why if it cannot
 	}
 	select {
-	case p.spares <- pr:
+	case p.spares[k] <- pr:
 	default:
 		pr.kill()
 	}
@@ -154,12 +182,14 @@ func (p *Pool) Close() {
 }
 
 func (p *Pool) drain() {
-	for {
-		select {
-		case pr := <-p.spares:
-			pr.kill()
-		default:
-			return
+	for _, spares := range p.spares {
+		for done := false; !done; {
+			select {
+			case pr := <-spares:
+				pr.kill()
+			default:
+				done = true
+			}
 		}
 	}
 }

@@ -46,7 +46,9 @@ func init() {
 // builds or fetches, writes the answer on stdout and returns the exit
 // code.
 func Main() int {
-	render.Warm() // while the request has not come: off its latency
+	if os.Getenv(warmEnv) != "" {
+		render.Warm() // while the request has not come: off its latency
+	}
 	var req request
 	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: reading the request:", err)
