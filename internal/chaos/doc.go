@@ -12,7 +12,8 @@ Licensed under the Apache License, Version 2.0.
 // four FlinkBlueGreenDeployments, and a nemesis kills, pauses, stops, slows
 // and tampers at random. A checker reads the world after every fault and
 // at the end (API server, Gitea's commit statuses, the simulator's lineage
-// journal) and holds the rollout promises of the README to it; Run returns
+// journal) and holds the rollout promises of
+// docs/spec/v1alpha1/flinkbluegreendeployments.md to it; Run returns
 // the figures that results.md reports.
 //
 // The seed fixes the schedule: which commits are pushed, in which order,

@@ -28,7 +28,7 @@ import (
 // a leader paused longer than its lease (SIGSTOP, 15 s) goes on acting
 // after SIGCONT until its next renewal fails, next to the replica that
 // took the lease meanwhile; both posted the same pending rollout status.
-// README, "Commit statuses": never duplicated.
+// docs/spec/v1alpha1/gitrepositories.md, "Commit statuses": never duplicated.
 func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)
@@ -96,10 +96,10 @@ func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 // 20260922) found: a commit whose sync "pending" reached the forge, and
 // whose success did not before a newer commit was attempted, stays
 // pending for ever: the sync status is derived from
-// status.lastAttemptedRevision only. README, "Commit statuses": never
-// lost. Here the forge becomes unreachable between the two statuses of
-// commit A (the link to Gitea is cut), commit B is applied meanwhile, and
-// the forge comes back.
+// status.lastAttemptedRevision only. docs/spec/v1alpha1/gitrepositories.md,
+// "Commit statuses": never lost. Here the forge becomes unreachable
+// between the two statuses of commit A (the link to Gitea is cut), commit
+// B is applied meanwhile, and the forge comes back.
 func TestSupersededSyncVerdictIsPosted(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)
@@ -144,8 +144,8 @@ func TestSupersededSyncVerdictIsPosted(t *testing.T) {
 // child was deleted by hand, the job stayed FAILING with that revision as
 // its target, and once enough later commits (each stamped on the job)
 // pushed its record out of status.commitStatuses (the newest 8), the
-// revision got failure after its success. README, "Commit statuses": a
-// success is final; status.liveRevisions holds it.
+// revision got failure after its success. docs/spec/v1alpha1/flinkbluegreendeployments.md,
+// "Commit statuses": a success is final; status.liveRevisions holds it.
 func TestLiveRevisionKeepsItsSuccess(t *testing.T) {
 	_, err := testenv.BinDir()
 	testenv.Require(t, err)

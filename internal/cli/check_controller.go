@@ -32,7 +32,7 @@ const leaderElectionID = "bg-gitops-controller-leader"
 // webhook receiver.
 const receiverService = "bg-gitops-receiver"
 
-const installFix = "kubectl apply -k config/default (README: Install into a cluster)"
+const installFix = "kubectl apply -k config/default (docs/install.md)"
 
 // controllerDeployment is a controller Deployment and the flags its
 // container runs with.

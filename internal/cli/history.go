@@ -40,7 +40,7 @@ func newHistoryCommand() *cobra.Command {
 			"the kind (First, BlueGreen, InPlace), the FlinkDeployments it went from and to, the savepoint taken of the old job, " +
 			"the savepoint the new job restored from, when it started, how long it took, and its outcome. " +
 			"The # column is what `bg-gitops rollback fbgd NAME --to #` takes. " +
-			"Once the object is deleted, the state records its deletion kept are shown instead (see the README's state lifecycle).",
+			"Once the object is deleted, the state records its deletion kept are shown instead (see docs/spec/v1alpha1/flinkbluegreendeployments.md).",
 		Example: `  bg-gitops history fbgd orders -n flink
   bg-gitops history fbgd orders -n flink -o yaml`,
 		Args:              cobra.ExactArgs(1),

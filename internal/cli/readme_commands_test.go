@@ -25,11 +25,11 @@ import (
 	"bggitops.dev/bg-gitops/internal/testenv"
 )
 
-// readmeNamespace stands for the README's namespace flink (a name of its
+// readmeNamespace stands for the docs' namespace flink (a name of its
 // own, so that no other test of the shared cluster meets it).
 const readmeNamespace = "flink-readme"
 
-// readmeShell runs a shell command line of the README with bin/kubectl first
+// readmeShell runs a shell command line of the docs with bin/kubectl first
 // on PATH and the test cluster's kubeconfig, in dir, and returns its
 // standard output.
 func readmeShell(t *testing.T, env *testenv.Env, dir, line string) string {
@@ -44,8 +44,9 @@ func readmeShell(t *testing.T, env *testenv.Env, dir, line string) string {
 	return string(out)
 }
 
-// TestReadmeCommands runs the README's commands that no other test runs
-// with the README's own flags, against the test control plane (no kind
+// TestReadmeCommands runs the commands of README.md, docs/install.md,
+// docs/getting-started.md and docs/cli.md that no other test runs with
+// the docs' own flags, against the test control plane (no kind
 // cluster, no kubelet, the Flink operator simulated): the tenant
 // onboarding with kubectl, the Secrets and the webhook token read back
 // with kubectl, a first rollout gated by `wait gitrepository
@@ -115,7 +116,7 @@ func TestReadmeCommands(t *testing.T) {
 		orders = strings.Replace(orders, "  annotations: {bggitops.dev/revision: \"main@sha1:0000000000000000000000000000000000000001\"}\n", "", 1)
 		r.write("overlays/production/orders.yaml", orders)
 		r.commit("orders")
-		// kubectl apply -f gitrepository.yaml (the README's, pointed at
+		// kubectl apply -f gitrepository.yaml (the docs', pointed at
 		// this repository, without the Secrets of a real forge)
 		require.NoError(t, os.WriteFile(filepath.Join(work, "gitrepository.yaml"), []byte(fmt.Sprintf(`apiVersion: bggitops.dev/v1alpha1
 kind: GitRepository

@@ -20,7 +20,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// TestReviewWaitClusterNoChangeAndClosedWindow: the CI gate of the README
+// TestReviewWaitClusterNoChangeAndClosedWindow: the CI gate of docs/cli.md
 // on two commits that do not roll anything out right away.
 //   - A commit outside the FlinkBlueGreenDeployment's spec: "or nothing to
 //     roll out for it" is exit 0; it used to run into the timeout (4).

@@ -39,7 +39,7 @@ func reconciling(reason, msg string) []metav1.Condition {
 // re-stamps the revision annotation: metadata.generation stays, Decide
 // sees no pending spec and does not touch targetRevision. The commit
 // status says "no change"; the wait must too, instead of running into
-// its timeout (exit 4) — the README's `wait gitrepository --rollouts`
+// its timeout (exit 4) — docs/cli.md's `wait gitrepository --rollouts`
 // promises exit 0 "or nothing to roll out for it".
 func TestReviewWaitACommitThatLeavesTheSpecAloneChangesNothing(t *testing.T) {
 	p := handledSpec(t, stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
@@ -62,7 +62,7 @@ func TestReviewWaitACommitThatLeavesTheSpecAloneChangesNothing(t *testing.T) {
 // targetRevision to the commit and reports the running old job RUNNING
 // in ACTIVE_BLUE, with Reconciling True (WaitingForRolloutWindow). The
 // rollout has not happened: exit 0 "changes nothing" is a false green for
-// a CI gate. The README: a closed window has no bound; the wait goes on.
+// a CI gate. docs/cli.md: a closed window has no bound; the wait goes on.
 func TestReviewWaitAClosedRolloutWindowIsNotNoChange(t *testing.T) {
 	p := stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
 		JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning}, ActiveDeployment: "job-blue",

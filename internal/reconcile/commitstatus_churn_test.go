@@ -89,11 +89,12 @@ func statesOf(list []gitea.Status) []string {
 	return out
 }
 
-// TestRolloutStatusesUnderChurn, against a real Gitea (README, "Commit
-// statuses"): a flapping job posts at most the documented number of
-// statuses; a revert of an aborted change gets its own success and leaves
-// one child; a revision that went live keeps its success when the next
-// commit's change was waiting behind it.
+// TestRolloutStatusesUnderChurn, against a real Gitea
+// (docs/spec/v1alpha1/flinkbluegreendeployments.md, "Commit statuses"):
+// a flapping job posts at most the documented number of statuses; a
+// revert of an aborted change gets its own success and leaves one child;
+// a revision that went live keeps its success when the next commit's
+// change was waiting behind it.
 func TestRolloutStatusesUnderChurn(t *testing.T) {
 	forge := startGitea(t)
 	t.Run("FlappingJob", func(t *testing.T) { testFlappingJobStatuses(t, forge) })
@@ -106,7 +107,7 @@ func TestRolloutStatusesUnderChurn(t *testing.T) {
 // between two phases: at most maxPending pending statuses, then the
 // verdict of the abort.
 func testFlappingJobStatuses(t *testing.T, forge *gitea.Server) {
-	const maxPending = 7 // README, "Commit statuses"
+	const maxPending = 7 // docs/spec/v1alpha1/flinkbluegreendeployments.md, "Commit statuses"
 	ns := newNamespace(t)
 	startController(t, ns)
 	r := newForgeRepo(t, forge, ns)

@@ -34,7 +34,7 @@ import (
 )
 
 // Documented behaviour of the GitRepository and of the request
-// annotations (README "Good to know", docs/design.md), proved through the
+// annotations (docs/cli.md "Good to know", docs/design.md), proved through the
 // reconcilers against the API server.
 
 // startControllerWithCache is startController with a checkout directory
@@ -86,9 +86,10 @@ func eventNotes(t *testing.T, ns, kind, name, reason string) []string {
 	return out
 }
 
-// TestDeletingAGitRepositoryLeavesWhatItApplied: README "Deleting a
-// GitRepository leaves what it applied in place (a running job is never
-// taken down by removing its source)". The GitRepository carries no
+// TestDeletingAGitRepositoryLeavesWhatItApplied:
+// docs/spec/v1alpha1/gitrepositories.md "Deleting a GitRepository leaves
+// what it applied in place (a running job is never taken down by removing
+// its source)". The GitRepository carries no
 // finalizer, so it is gone at once; the controller then forgets it (its
 // checkout is removed, the fact this test waits for) and prunes nothing:
 // the ConfigMap, the FlinkBlueGreenDeployment and its running child stay,
@@ -324,8 +325,8 @@ func reconcilingReason(t *testing.T, ns, name string) string {
 	return c.Reason
 }
 
-// TestRequestAnnotationSurvivesApplyFromGit: README "a later apply from
-// Git does not undo them". A promotion requested with a merge patch is
+// TestRequestAnnotationSurvivesApplyFromGit: docs/cli.md "a later apply
+// from Git does not undo them". A promotion requested with a merge patch is
 // still pending (the new colour waits out a one-hour deletion delay, and a
 // promotion is acknowledged at the cut-over) while two new commits are
 // applied with server-side apply: the annotation stays, and the second

@@ -35,7 +35,8 @@ const repoLayout = "../../examples/repo-layout"
 // examples/repo-layout as its GitRepository would and sends each object to
 // a real kube-apiserver serving our CRDs and the Flink Kubernetes
 // Operator's own (internal/testenv/operatorcrds): a server-side apply with
-// dryRun=All, in apply order, as the identity the README tells a cluster
+// dryRun=All, in apply order, as the identity the docs (multi-tenancy and
+// RBAC) tell a cluster
 // admin to set up (flink-system's bg-gitops-applier with config/rbac's
 // bg-gitops-applier ClusterRole and examples/repo-layout/platform bound to
 // it), so the API server's authorization and its RBAC escalation check of

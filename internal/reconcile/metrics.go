@@ -16,7 +16,8 @@ import (
 // The controller's metrics, served with controller-runtime's on /metrics.
 // Every series that names an object (namespace, name, and kind where both
 // kinds share a metric) is deleted with the object (forgetMetrics), so a
-// deleted object leaves no series behind. README, "Metrics", lists them;
+// deleted object leaves no series behind. docs/operations/metrics-and-alerts.md
+// lists them;
 // config/prometheus alerts on them and config/grafana charts them.
 
 // Buckets. A rollout's worst case in the production example is about 52

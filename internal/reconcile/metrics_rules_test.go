@@ -114,10 +114,11 @@ func TestMetricsDashboard(t *testing.T) {
 	promtool(t, dir, "check", "rules", "dashboard.yaml")
 }
 
-// TestMetricsDocumented: README's metrics table lists exactly the
+// TestMetricsDocumented: the metrics table of
+// docs/operations/metrics-and-alerts.md lists exactly the
 // registered metrics, and its alerts table the PrometheusRule's alerts.
 func TestMetricsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/operations/metrics-and-alerts.md")
 	require.NoError(t, err)
 	rows := regexp.MustCompile("(?m)^\\| `((?:bggitops_|BgGitops)[A-Za-z_]+)` \\|").FindAllStringSubmatch(string(readme), -1)
 	var documented []string

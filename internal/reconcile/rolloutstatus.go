@@ -19,7 +19,8 @@ import (
 
 // maxPending bounds the pending statuses of one commit and context: past
 // it, only a verdict (success or failure) is posted. A rollout goes
-// through at most five phases (README, "Commit statuses"); the rest is
+// through at most five phases (docs/spec/v1alpha1/flinkbluegreendeployments.md,
+// "Commit statuses"); the rest is
 // room for a job that flaps between two of them.
 const maxPending = 7
 

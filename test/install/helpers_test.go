@@ -33,7 +33,7 @@ import (
 const (
 	root = "../.."
 	// installNamespace is where config/default installs, and where the
-	// README installs the chart.
+	// docs/install.md installs the chart.
 	installNamespace = "bg-gitops-system"
 	release          = "bg-gitops"
 )

@@ -27,7 +27,7 @@ import (
 
 var crdNames = []string{"gitrepositories.bggitops.dev", "flinkbluegreendeployments.bggitops.dev"}
 
-// TestInstall runs the README's install commands against a real
+// TestInstall runs the install commands of docs/install.md against a real
 // kube-apiserver that has the Flink operator's CRDs (the prerequisite) and
 // not yet bg-gitops': every object of config/default as a server-side
 // dry-run, in apply order; then helm install of the chart for real, a
