@@ -132,7 +132,7 @@ test: tools generate manifests ## Build what is missing, regenerate, then run ev
 # machine's explorer at depth 3 there: it is single-threaded, and full depth
 # runs in make test.
 RACE_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./internal/objects/... ./internal/review/... \
-	./internal/render/... ./internal/source/... ./internal/status/... ./internal/flinksim/... ./internal/reconcile/...
+	./internal/render/... ./internal/source/... ./internal/status/... ./internal/testing/flinksim/... ./internal/reconcile/...
 
 .PHONY: race
 race: tools ## Run the tests of RACE_PKGS with the race detector (a step of CI).
@@ -156,7 +156,7 @@ bench: tools $(if $(filter 0,$(FLUX)),,flux) ## Go + scenario benchmarks with Fl
 	hack/bench.sh
 
 # make chaos: the fault soak of issue 17 (not part of test or CI; the
-# 150 s variant with a fixed seed runs in make test, internal/chaos
+# 150 s variant with a fixed seed runs in make test, internal/testing/chaos
 # TestShortSoak). DURATION is the fault phase; SEED, when empty, is drawn
 # and printed.
 DURATION ?= 60m

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // Flux v2 in the same run: source-controller and kustomize-controller

@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // gitServer is the same `git http-backend` CGI behind net/http that

@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // Package bench holds the scenario benchmarks of `make bench`: a real
-// kube-apiserver and etcd (internal/testenv), real `git http-backend`
+// kube-apiserver and etcd (internal/testing/testenv), real `git http-backend`
 // servers, a real Gitea, and `bg-gitops controller` as a separate process.
 // TestScenarios runs only when BGGITOPS_BENCH_OUT names the output
 // directory (hack/bench.sh sets it); it reports figures and asserts none.

@@ -37,8 +37,8 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 const (
@@ -191,7 +191,7 @@ func (w *world) describeWorkload() {
 	wl["./deploy"] = "kustomization with 3 ConfigMaps; the rollout scenario adds one FlinkBlueGreenDeployment and is served by Gitea"
 	wl["GitRepository"] = "interval 1m, ref main, path ./deploy, targetNamespace = its own namespace, webhook secretRef set (receiver on)"
 	wl["controller"] = "`bin/bg-gitops-image controller` (built as the image builds it: -tags nodev, -trimpath, -s -w) as a separate process, default flags (--concurrent 4; no client-side rate limiter: the API server has API Priority and Fairness), leader election on unless stated"
-	wl["control plane"] = "internal/testenv: etcd + kube-apiserver with an audit log (Metadata level) on the same 2 cores"
+	wl["control plane"] = "internal/testing/testenv: etcd + kube-apiserver with an audit log (Metadata level) on the same 2 cores"
 	wl["rounds"] = fmt.Sprintf("%d rounds per latency figure; creation rounds: %d at N<500, %d at N=500, %d for the N=500 what-if with the client-side limiter of a server without APF and %d for the two shards (each round creates N GitRepositories in a fresh namespace, then deletes them)",
 		w.s.rounds, w.s.rounds, w.s.bigRounds, w.s.qpsBigRounds, w.s.shardRounds)
 }

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Command chaos is `make chaos`: the fault soak of internal/chaos, with
+// Command chaos is `make chaos`: the fault soak of internal/testing/chaos, with
 // the figures written to a Markdown report (chaos/results.md). It exits 1
 // when the run found a violation, left a process behind or ended early.
 //
@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"bggitops.dev/bg-gitops/internal/chaos"
 	"bggitops.dev/bg-gitops/internal/cli"
+	"bggitops.dev/bg-gitops/internal/testing/chaos"
 )
 
 func main() {

@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // TestCheck runs `bg-gitops check` against a control plane of its own,

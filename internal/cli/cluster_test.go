@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // The API server, the controllers and the Flink simulator are started by

@@ -37,9 +37,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // The namespace and ServiceAccount `kubectl apply -k config/default`

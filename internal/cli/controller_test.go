@@ -26,10 +26,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // The tests of `bg-gitops controller` run the command as processes (see

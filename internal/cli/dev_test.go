@@ -30,8 +30,8 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/devenv"
 	"bggitops.dev/bg-gitops/internal/status"
-	"bggitops.dev/bg-gitops/internal/testenv"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // lookAround is what `bg-gitops dev` prints once the environment runs:

@@ -27,7 +27,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // TestSecureMetrics: with --metrics-secure the metrics endpoint speaks

@@ -31,8 +31,8 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/source"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // runCLIInput is runCLI with standard input.

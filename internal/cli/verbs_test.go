@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 const manualFBGD = `

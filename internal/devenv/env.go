@@ -30,10 +30,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/testenv"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // Options tune Start. The zero value is the demo.

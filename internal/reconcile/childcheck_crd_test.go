@@ -23,11 +23,11 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/scheme"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // operatorCRD is the Flink Kubernetes Operator's own FlinkDeployment CRD
-// (internal/testenv/operatorcrds), where a string cpu is a type error.
+// (internal/testing/testenv/operatorcrds), where a string cpu is a type error.
 var operatorCRD = testenv.OperatorCRD("flinkdeployments")
 
 const checkedParent = `

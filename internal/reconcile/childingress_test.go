@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
 )
 
 func withChildIngress(p *v1alpha1.FlinkBlueGreenDeployment) {

@@ -25,7 +25,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/objects"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 func sampleParent(t *testing.T) *v1alpha1.FlinkBlueGreenDeployment {

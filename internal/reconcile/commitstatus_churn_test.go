@@ -20,7 +20,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/status"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // forgeRepo is a GitRepository whose commits are also pushed to a Gitea

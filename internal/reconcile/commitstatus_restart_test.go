@@ -33,7 +33,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/status"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // startGitea runs a real Gitea for one test; it skips only as the suite's

@@ -30,7 +30,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
 )
 
 // Documented behaviour of the GitRepository and of the request

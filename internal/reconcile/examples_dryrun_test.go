@@ -26,7 +26,7 @@ import (
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/render"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 const repoLayout = "../../examples/repo-layout"
@@ -34,7 +34,7 @@ const repoLayout = "../../examples/repo-layout"
 // TestRepoLayoutDryRunsAgainstTheRealCRDs renders every overlay of
 // examples/repo-layout as its GitRepository would and sends each object to
 // a real kube-apiserver serving our CRDs and the Flink Kubernetes
-// Operator's own (internal/testenv/operatorcrds): a server-side apply with
+// Operator's own (internal/testing/testenv/operatorcrds): a server-side apply with
 // dryRun=All, in apply order, as the identity the docs (multi-tenancy and
 // RBAC) tell a cluster
 // admin to set up (flink-system's bg-gitops-applier with config/rbac's

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
 )
 
 // holding is the network in front of one controller instance: the first

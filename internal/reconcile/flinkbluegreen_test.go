@@ -15,7 +15,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
 )
 
 const neverReady = `, "bggitops.dev/simulate-never-ready": "true"`

@@ -20,9 +20,9 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
 )
 
 func startControllerWithOptions(t *testing.T, ns string, o reconcile.Options) {

@@ -26,10 +26,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/flinksim"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 var (

@@ -28,9 +28,9 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/reconciletest"
 	"bggitops.dev/bg-gitops/internal/render"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
 	"bggitops.dev/bg-gitops/internal/worker"
 )
 

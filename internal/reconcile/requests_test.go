@@ -26,7 +26,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // reconcileRequests counts the requests sent through it, by method and path.

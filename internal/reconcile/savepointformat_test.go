@@ -21,7 +21,7 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/scheme"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 func TestSnapshotObjectCarriesTheFormat(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/status"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // staleClient is a cache that has not yet seen the latest writes: Get of

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 const (
@@ -31,7 +31,7 @@ const (
 	testFlinkCRD = "../testenv/crds/flink.apache.org_flinkdeployments.yaml"
 )
 
-// The Flink Kubernetes Operator's own CRDs, kept in internal/testenv.
+// The Flink Kubernetes Operator's own CRDs, kept in internal/testing/testenv.
 var (
 	flinkDeplCRD = testenv.OperatorCRD("flinkdeployments")
 	flinkBlueCRD = testenv.OperatorCRD("flinkbluegreendeployments")

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // BenchmarkFetch compares a no-op poll (ls-remote, ref unchanged, nothing

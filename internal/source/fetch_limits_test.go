@@ -25,7 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // allocated runs f and returns the bytes it allocated on the heap in total

@@ -23,7 +23,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // packBuilder writes a packfile object by object, the way a server may

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // forge is the real Gitea shared by this package's tests; nil when skipped.

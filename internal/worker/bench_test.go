@@ -14,7 +14,7 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
-	"bggitops.dev/bg-gitops/internal/source/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // benchTree is a small overlay: a base of two objects and a patch.

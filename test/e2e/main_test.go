@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"bggitops.dev/bg-gitops/internal/devenv"
-	"bggitops.dev/bg-gitops/internal/testenv"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 var (

@@ -25,8 +25,8 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/devenv"
-	"bggitops.dev/bg-gitops/internal/flinksim"
-	"bggitops.dev/bg-gitops/internal/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // runs counts the plays of the story in this process (go test -count=N).

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/internal/render"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 const (

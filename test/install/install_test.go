@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/internal/objects"
-	"bggitops.dev/bg-gitops/internal/testenv"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 var crdNames = []string{"gitrepositories.bggitops.dev", "flinkbluegreendeployments.bggitops.dev"}
