@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -27,9 +26,6 @@ import (
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
 )
-
-// maxRecords bounds status.commitStatuses.
-const maxRecords = 8
 
 // forgeRetry is how soon a rollout status the forge did not take is tried
 // again (a rate limit says its own time).
@@ -92,7 +88,7 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 		}
 		return nil
 	}
-	err := c.report(ctx, gr, syncDesired(gr), &gr.Status.CommitStatuses, scrub, guard, save)
+	err := c.report(ctx, gr, status.SyncDesired(gr), &gr.Status.CommitStatuses, scrub, guard, save)
 	var ge *guardError
 	var fe *fenceError
 	switch {
@@ -124,7 +120,7 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 		return retry
 	}
 	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
-	err = c.report(ctx, gr, rolloutDesired(p), &p.Status.CommitStatuses, scrub, nil, save)
+	err = c.report(ctx, gr, status.RolloutDesired(p), &p.Status.CommitStatuses, scrub, nil, save)
 	var fe *fenceError
 	var ge *guardError
 	switch {
@@ -249,8 +245,8 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	for i := range desired {
 		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
 	}
-	desired = append(desired, unconfirmedVerdicts(*records, desired)...)
-	missing := unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
+	desired = append(desired, status.UnconfirmedVerdicts(*records, desired)...)
+	missing := status.Unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
 	if len(missing) == 0 {
 		return nil
 	}
@@ -279,8 +275,8 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 		return scrub.error(err)
 	}
 	scrub = scrub.and(newScrubber(valueForms(token)))
-	if in := intents(missing, *records); save != nil && len(in) > 0 {
-		*records = mergeRecords(*records, in)
+	if in := status.Intents(missing, *records); save != nil && len(in) > 0 {
+		*records = status.MergeRecords(*records, in)
 		if err := save(ctx); err != nil {
 			return &guardError{err}
 		}
@@ -293,7 +289,7 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if errors.As(err, &uc) {
 		acked = append(acked, uc.Record)
 	}
-	*records = mergeRecords(*records, acked)
+	*records = status.MergeRecords(*records, acked)
 	var rl *status.RateLimitedError
 	if errors.As(err, &rl) {
 		c.block(key, c.now().Add(rl.RetryAfter))
@@ -346,101 +342,4 @@ func (c *CommitStatusReporter) block(key string, until time.Time) {
 		c.blocked = map[string]time.Time{}
 	}
 	c.blocked[key] = until
-}
-
-// intents are the records, unconfirmed, of the pending statuses about to
-// be posted on revisions that no record shows pending. They are stored
-// before the post: a controller that stops between the post and its
-// status write leaves the revision in the records, and whoever leads
-// next gives it a verdict, also once a newer revision superseded it
-// (syncDesired, rolloutDesired). A record already pending needs none.
-func intents(missing []status.Desired, records []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
-	var out []v1alpha1.CommitStatusRecord
-	for _, d := range missing {
-		if d.Status.State != status.StatePending || slices.ContainsFunc(records, func(r v1alpha1.CommitStatusRecord) bool {
-			return r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(status.StatePending)
-		}) {
-			continue
-		}
-		out = append(out, v1alpha1.CommitStatusRecord{Context: d.Status.Context, Revision: d.Revision,
-			State: string(d.Status.State), Description: d.Status.Description, Unconfirmed: true})
-	}
-	return out
-}
-
-// unacknowledged returns the desired statuses without an identical record.
-func unacknowledged(desired []status.Desired, records []v1alpha1.CommitStatusRecord, provider string) []status.Desired {
-	var out []status.Desired
-	for _, d := range desired {
-		d.Status.Description = status.Truncate(d.Status.Description, provider)
-		if !hasRecord(records, d) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func hasRecord(records []v1alpha1.CommitStatusRecord, d status.Desired) bool {
-	for _, r := range records {
-		if !r.Unconfirmed && r.Context == d.Status.Context && r.Revision == d.Revision && r.State == string(d.Status.State) && r.Description == d.Status.Description {
-			return true
-		}
-	}
-	return false
-}
-
-func sameStatus(a, b v1alpha1.CommitStatusRecord) bool {
-	return a.State == b.State && a.Description == b.Description
-}
-
-// unconfirmedVerdicts are the verdicts whose post got no answer and that
-// desired no longer holds (the object moved on): they are looked for and
-// posted again, as they were, until the forge confirms them. A pending one
-// is left to desired, which gives it a verdict.
-func unconfirmedVerdicts(records []v1alpha1.CommitStatusRecord, desired []status.Desired) []status.Desired {
-	var out []status.Desired
-	for _, r := range records {
-		if !r.Unconfirmed || r.State == string(status.StatePending) || slices.ContainsFunc(desired, func(d status.Desired) bool {
-			return d.Revision == r.Revision && d.Status.Context == r.Context
-		}) {
-			continue
-		}
-		out = append(out, status.Desired{Revision: r.Revision,
-			Status: status.Entry{Context: r.Context, State: status.State(r.State), Description: r.Description}})
-	}
-	return out
-}
-
-// mergeRecords replaces the record of the same context and revision,
-// counting the pending statuses posted for it, and keeps the newest
-// maxRecords.
-func mergeRecords(records, acked []v1alpha1.CommitStatusRecord) []v1alpha1.CommitStatusRecord {
-	for _, a := range acked {
-		kept := records[:0:0]
-		a.Pending = 0
-		var prev *v1alpha1.CommitStatusRecord
-		for _, r := range records {
-			if r.Context != a.Context || r.Revision != a.Revision {
-				kept = append(kept, r)
-			} else {
-				prev = &r
-				a.Pending = r.Pending
-			}
-		}
-		if prev != nil && prev.Unconfirmed && a.Unconfirmed && sameStatus(*prev, a) {
-			// The same post failed again: the record stays where it is,
-			// so that it ages out like the others.
-			continue
-		}
-		// A pending counts when it is posted, confirmed or not; its
-		// confirmation does not count it again.
-		if a.State == string(status.StatePending) && (prev == nil || !prev.Unconfirmed || !sameStatus(*prev, a)) {
-			a.Pending++
-		}
-		records = append(kept, a)
-	}
-	if len(records) > maxRecords {
-		records = records[len(records)-maxRecords:]
-	}
-	return records
 }

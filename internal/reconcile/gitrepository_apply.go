@@ -20,6 +20,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/status"
 )
 
 // build renders the fetched revision and applies it. Re-applying an
@@ -62,7 +63,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 		r.event(gr, corev1.EventTypeNormal, "Applied", fmt.Sprintf("applied revision %s: %s", rev, summary(res.Changes)))
 	}
 	gr.Status.LastAppliedRevision = rev
-	gr.Status.AppliedRevisions = appendRevision(gr.Status.AppliedRevisions, rev, owesSyncVerdict(gr))
+	gr.Status.AppliedRevisions = status.AppendRevision(gr.Status.AppliedRevisions, rev, status.OwesSyncVerdict(gr))
 	observeApplied(gr, r.now())
 	return nil
 }

@@ -163,7 +163,7 @@ func TestCommitStatusScrubsSecretValues(t *testing.T) {
 	gr.Status.LastAttemptedRevision = "main@sha1:" + strings.Repeat("a", 40)
 	gr.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ApplyFailedCondition, Status: metav1.ConditionTrue, Reason: "ApplyFailed",
 		Message: "label " + rendered}}
-	desired := syncDesired(gr)
+	desired := status.SyncDesired(gr)
 	require.Len(t, desired, 1)
 	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)), nil, nil)
 	require.Error(t, err)

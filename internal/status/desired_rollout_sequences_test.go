@@ -5,16 +5,15 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // Sequences of decisions, commits and forge outages, run through
-// bluegreen.Decide and rolloutDesired by the simulation in
+// bluegreen.Decide and RolloutDesired by the simulation in
 // rolloutstatus_sim_test.go, that broke the rollout statuses once.
-package reconcile
+package status
 
 import (
 	"testing"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
-	"bggitops.dev/bg-gitops/internal/status"
 )
 
 func TestRolloutSequenceSanity(t *testing.T) {
@@ -23,7 +22,7 @@ func TestRolloutSequenceSanity(t *testing.T) {
 	s.commit(rev("b"), "img:B", "")
 	s.run(6)
 	s.dump()
-	if s.latest(rev("b")).State != status.StateSuccess {
+	if s.latest(rev("b")).State != StateSuccess {
 		t.Fatal("B not success")
 	}
 }
@@ -38,14 +37,14 @@ func TestRolloutSequenceInPlaceAbortKeepsItsFailure(t *testing.T) {
 	s.now = s.now.Add(11 * 60e9)
 	s.run(2)
 	s.dump()
-	if s.latest(rev("b")).State != status.StateFailure {
+	if s.latest(rev("b")).State != StateFailure {
 		t.Fatalf("B should have failed first: %s", s.history(rev("b")))
 	}
 	s.healthy[bluegreen.Blue] = true
 	s.commit(rev("c"), "img:A", "") // revert
 	s.run(1)
 	s.dump()
-	if s.latest(rev("b")).State == status.StateSuccess {
+	if s.latest(rev("b")).State == StateSuccess {
 		t.Errorf("aborted in-place revision B now shows success: %s", s.history(rev("b")))
 	}
 	s.run(4)
@@ -69,7 +68,7 @@ func TestRolloutSequenceWentLiveDuringOutageIsASuccess(t *testing.T) {
 	s.online = true
 	s.run(2)
 	s.dump()
-	if e := s.latest(rev("b")); e.State != status.StateSuccess {
+	if e := s.latest(rev("b")); e.State != StateSuccess {
 		t.Errorf("B went live but shows %s %q", e.State, e.Description)
 	}
 }
@@ -109,7 +108,7 @@ func TestRolloutSequenceBoundCountsOnlyPending(t *testing.T) {
 	s.dump()
 	n := 0
 	for _, e := range s.forge[rev("b")] {
-		if e.State == status.StatePending {
+		if e.State == StatePending {
 			n++
 		}
 	}
@@ -153,7 +152,7 @@ func TestRolloutSequenceAbortThenRevert(t *testing.T) {
 	if s.kids[bluegreen.Green] != nil {
 		t.Errorf("leftover not deleted")
 	}
-	if e := s.latest(rev("c")); e.State != status.StateSuccess {
+	if e := s.latest(rev("c")); e.State != StateSuccess {
 		t.Errorf("C: %v", e)
 	}
 }
@@ -167,7 +166,7 @@ func TestRolloutSequenceFirstDeploymentAbortedThenSuspended(t *testing.T) {
 	s.now = s.now.Add(11 * 60e9)
 	s.run(2)
 	s.dump()
-	if s.latest(rev("a")).State != status.StateFailure {
+	if s.latest(rev("a")).State != StateFailure {
 		t.Fatalf("A: %s", s.history(rev("a")))
 	}
 	s.suspend(rev("s"), true)
@@ -175,7 +174,7 @@ func TestRolloutSequenceFirstDeploymentAbortedThenSuspended(t *testing.T) {
 	s.dump()
 	t.Logf("A: %s", s.history(rev("a")))
 	t.Logf("S: %s", s.history(rev("s")))
-	if s.latest(rev("a")).State == status.StateSuccess {
+	if s.latest(rev("a")).State == StateSuccess {
 		t.Errorf("the aborted first deployment A now shows success %q", s.latest(rev("a")).Description)
 	}
 }
@@ -193,7 +192,7 @@ func TestRolloutSequenceCrashLoopingActiveJobPostsOneFailure(t *testing.T) {
 	}
 	s.dump()
 	t.Logf("B: %d statuses posted", len(s.forge[rev("b")]))
-	if len(s.forge[rev("b")]) > maxPending+1 {
+	if len(s.forge[rev("b")]) > MaxPending+1 {
 		t.Errorf("%d statuses posted to B while the active job crash-loops before the transition starts", len(s.forge[rev("b")]))
 	}
 }
@@ -232,7 +231,7 @@ func TestRolloutSequenceLiveRevisionKeepsItsSuccessAfterItsRecordAgesOut(t *test
 	s.boot()
 	s.commit(rev("b"), "img:B", "")
 	s.run(6)
-	if s.latest(rev("b")).State != status.StateSuccess {
+	if s.latest(rev("b")).State != StateSuccess {
 		s.dump()
 		t.Fatal("B did not go live")
 	}
@@ -249,7 +248,7 @@ func TestRolloutSequenceLiveRevisionKeepsItsSuccessAfterItsRecordAgesOut(t *test
 	for i, c := range "cdefghijkl" {
 		s.p.Annotations[v1alpha1.RevisionAnnotation] = rev(string(c)) // a commit that changes other objects
 		s.run(2)
-		if e := s.latest(rev("b")); e.State != status.StateSuccess {
+		if e := s.latest(rev("b")); e.State != StateSuccess {
 			s.dump()
 			t.Fatalf("after %d later commits, B (live) shows %s %q: %s", i+1, e.State, e.Description, s.history(rev("b")))
 		}

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package status
 
 import (
 	"fmt"
@@ -14,17 +14,17 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
-	"bggitops.dev/bg-gitops/internal/status"
+	"bggitops.dev/bg-gitops/internal/conditions"
 )
 
-// maxPending bounds the pending statuses of one commit and context: past
+// MaxPending bounds the pending statuses of one commit and context: past
 // it, only a verdict (success or failure) is posted. A rollout goes
 // through at most five phases (docs/spec/v1alpha1/flinkbluegreendeployments.md,
 // "Commit statuses"); the rest is
 // room for a job that flaps between two of them.
-const maxPending = 7
+const MaxPending = 7
 
-// rolloutDesired derives the rollout commit statuses of a
+// RolloutDesired derives the rollout commit statuses of a
 // FlinkBlueGreenDeployment from its status:
 //
 //   - the revision last applied, when Decide refused its spec: failure;
@@ -38,45 +38,45 @@ const maxPending = 7
 //
 // A success is final: no later status replaces it, whatever the job does
 // after it went live.
-func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
+func RolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []Desired {
 	st := p.Status
-	ctx := status.RolloutContext(p.Namespace, p.Name)
-	var out []status.Desired
-	want := func(rev string) func(status.State, string) {
-		return func(s status.State, desc string) {
+	ctx := RolloutContext(p.Namespace, p.Name)
+	var out []Desired
+	want := func(rev string) func(State, string) {
+		return func(s State, desc string) {
 			if rev == "" || s == "" || final(st.CommitStatuses, ctx, rev) || wanted(out, rev) {
 				return
 			}
-			if s != status.StateSuccess && slices.Contains(st.LiveRevisions, rev) {
+			if s != StateSuccess && slices.Contains(st.LiveRevisions, rev) {
 				// Went live: its success is final even once its record
 				// left status.commitStatuses (the newest maxRecords).
 				return
 			}
-			out = append(out, status.Desired{Revision: rev, Status: status.Entry{Context: ctx, State: s, Description: desc}})
+			out = append(out, Desired{Revision: rev, Status: Entry{Context: ctx, State: s, Description: desc}})
 		}
 	}
 	latest, target := p.Annotations[v1alpha1.RevisionAnnotation], st.TargetRevision
 	if target == "" {
 		target = latest
 	}
-	if c := findCondition(st.Conditions, v1alpha1.StalledCondition); c != nil && c.Status == "True" && c.Reason == "InvalidSpec" {
-		want(latest)(status.StateFailure, c.Message)
+	if c := conditions.Get(st.Conditions, v1alpha1.StalledCondition); c != nil && c.Status == "True" && c.Reason == "InvalidSpec" {
+		want(latest)(StateFailure, c.Message)
 	}
 	phase, inProgress := rolloutPhase(p)
 	if inProgress {
-		want(target)(status.StatePending, phase)
+		want(target)(StatePending, phase)
 	} else {
 		want(target)(rolloutVerdict(p, target))
 	}
 	for i := len(st.LiveRevisions) - 1; i >= 0; i-- {
-		want(st.LiveRevisions[i])(status.StateSuccess, liveText(st, i))
+		want(st.LiveRevisions[i])(StateSuccess, liveText(st, i))
 	}
 	if latest != target {
 		want(latest)(latestStatus(p, inProgress, target, final(st.CommitStatuses, ctx, target)))
 	}
 	for _, r := range st.CommitStatuses {
-		if r.Context == ctx && r.State == string(status.StatePending) {
-			want(r.Revision)(status.StateFailure, "superseded by "+shortRevision(target)+" before it went live")
+		if r.Context == ctx && r.State == string(StatePending) {
+			want(r.Revision)(StateFailure, "superseded by "+shortRevision(target)+" before it went live")
 		}
 	}
 	return withinBound(out, st.CommitStatuses)
@@ -87,12 +87,12 @@ func rolloutDesired(p *v1alpha1.FlinkBlueGreenDeployment) []status.Desired {
 // target's verdict ("no change" when the active colour runs its spec), or
 // after a failed target says so (with the error itself when the target
 // went live: what failed since is not that rollout).
-func latestStatus(p *v1alpha1.FlinkBlueGreenDeployment, inProgress bool, target string, targetLive bool) (status.State, string) {
+func latestStatus(p *v1alpha1.FlinkBlueGreenDeployment, inProgress bool, target string, targetLive bool) (State, string) {
 	if inProgress {
-		return status.StatePending, "waiting for the rollout of " + shortRevision(target) + " to finish"
+		return StatePending, "waiting for the rollout of " + shortRevision(target) + " to finish"
 	}
 	verdict, desc := rolloutVerdict(p, p.Annotations[v1alpha1.RevisionAnnotation])
-	if verdict == status.StateFailure && !targetLive {
+	if verdict == StateFailure && !targetLive {
 		desc = "not rolled out: the rollout of its spec failed at " + shortRevision(target)
 	}
 	return verdict, desc
@@ -116,7 +116,7 @@ func liveText(st v1alpha1.FlinkBlueGreenDeploymentStatus, i int) string {
 // nothing new. The details are in the Reconciling condition and events.
 func rolloutPhase(p *v1alpha1.FlinkBlueGreenDeployment) (string, bool) {
 	st := p.Status
-	reconciling := findCondition(st.Conditions, v1alpha1.ReconcilingCondition)
+	reconciling := conditions.Get(st.Conditions, v1alpha1.ReconcilingCondition)
 	switch {
 	case st.BlueGreenState.Savepointing():
 		return "taking a savepoint of " + st.ActiveDeployment, true
@@ -162,28 +162,28 @@ func transitionPhase(p *v1alpha1.FlinkBlueGreenDeployment, reconciling *metav1.C
 // failure with the error, success while the active colour runs (or is
 // suspended as asked) — "no change" for a revision it was not deployed
 // from — and nothing while it is not known.
-func rolloutVerdict(p *v1alpha1.FlinkBlueGreenDeployment, rev string) (status.State, string) {
+func rolloutVerdict(p *v1alpha1.FlinkBlueGreenDeployment, rev string) (State, string) {
 	st := p.Status
 	switch st.JobStatus.State {
 	case v1alpha1.JobFailing:
-		if c := findCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Status == "True" && c.Reason == "WaitingForActiveJob" {
+		if c := conditions.Get(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Status == "True" && c.Reason == "WaitingForActiveJob" {
 			// The error names the job's state of the moment: the status
 			// would change with each restart of a crash-looping job.
-			return status.StateFailure, "transition not started: " + st.ActiveDeployment + " is not ready; it starts when it is"
+			return StateFailure, "transition not started: " + st.ActiveDeployment + " is not ready; it starts when it is"
 		}
-		return status.StateFailure, st.Error
+		return StateFailure, st.Error
 	case v1alpha1.JobSuspended:
 		if st.ActiveDeployment == "" {
-			return status.StateSuccess, "suspended as requested: no FlinkDeployment is started"
+			return StateSuccess, "suspended as requested: no FlinkDeployment is started"
 		}
 	case v1alpha1.JobRunning:
 	default:
 		return "", ""
 	}
 	if rev != st.ActiveRevision {
-		return status.StateSuccess, "no change: " + st.ActiveDeployment + " already runs this spec"
+		return StateSuccess, "no change: " + st.ActiveDeployment + " already runs this spec"
 	}
-	return status.StateSuccess, activeText(st)
+	return StateSuccess, activeText(st)
 }
 
 func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
@@ -202,14 +202,14 @@ func activeText(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 // forge confirms it): nothing else is wanted for that revision.
 func final(records []v1alpha1.CommitStatusRecord, ctx, rev string) bool {
 	for _, r := range records {
-		if r.Context == ctx && r.Revision == rev && r.State == string(status.StateSuccess) {
+		if r.Context == ctx && r.Revision == rev && r.State == string(StateSuccess) {
 			return true
 		}
 	}
 	return false
 }
 
-func wanted(out []status.Desired, rev string) bool {
+func wanted(out []Desired, rev string) bool {
 	for _, d := range out {
 		if d.Revision == rev {
 			return true
@@ -219,11 +219,11 @@ func wanted(out []status.Desired, rev string) bool {
 }
 
 // withinBound drops the pending statuses of a commit and context that has
-// had maxPending statuses posted.
-func withinBound(desired []status.Desired, records []v1alpha1.CommitStatusRecord) []status.Desired {
+// had MaxPending statuses posted.
+func withinBound(desired []Desired, records []v1alpha1.CommitStatusRecord) []Desired {
 	out := desired[:0]
 	for _, d := range desired {
-		if d.Status.State == status.StatePending && posted(records, d.Status.Context, d.Revision) >= maxPending {
+		if d.Status.State == StatePending && posted(records, d.Status.Context, d.Revision) >= MaxPending {
 			continue
 		}
 		out = append(out, d)

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package status
 
 import (
 	"fmt"
@@ -16,10 +16,9 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
-	"bggitops.dev/bg-gitops/internal/status"
 )
 
-// sim is a tiny world around Decide + rolloutDesired + a fake forge.
+// sim is a tiny world around Decide + RolloutDesired + a fake forge.
 type sim struct {
 	t        *testing.T
 	p        *v1alpha1.FlinkBlueGreenDeployment
@@ -29,10 +28,10 @@ type sim struct {
 	snapOK   bool
 	now      time.Time
 	online   bool
-	forge    map[string][]status.Entry // rev -> history (newest last)
+	forge    map[string][]Entry // rev -> history (newest last)
 	actions  []string
 	nsnap    int
-	lastDesc []status.Desired
+	lastDesc []Desired
 	jobState map[bluegreen.Color]string // override of an unhealthy child's job state
 }
 
@@ -49,7 +48,7 @@ func newSim(t *testing.T, stateful bool) *sim {
 		Job: &v1alpha1.JobSpec{JarURI: "local:///job.jar", UpgradeMode: mode}}
 	return &sim{t: t, p: p, kids: map[bluegreen.Color]*bluegreen.Child{},
 		healthy: map[bluegreen.Color]bool{bluegreen.Blue: true, bluegreen.Green: true},
-		snapOK:  true, jobState: map[bluegreen.Color]string{}, now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), online: true, forge: map[string][]status.Entry{}}
+		snapOK:  true, jobState: map[bluegreen.Color]string{}, now: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), online: true, forge: map[string][]Entry{}}
 }
 
 func rev(c string) string { return "main@sha1:" + strings.Repeat(c, 40) }
@@ -152,12 +151,12 @@ func (s *sim) copyKid(c bluegreen.Color) *bluegreen.Child {
 }
 
 func (s *sim) report() {
-	desired := rolloutDesired(s.p)
+	desired := RolloutDesired(s.p)
 	s.lastDesc = desired
 	if !s.online {
 		return
 	}
-	missing := unacknowledged(desired, s.p.Status.CommitStatuses, "gitea")
+	missing := Unacknowledged(desired, s.p.Status.CommitStatuses, "gitea")
 	var acked []v1alpha1.CommitStatusRecord
 	for _, d := range missing {
 		h := s.forge[d.Revision]
@@ -167,7 +166,7 @@ func (s *sim) report() {
 		acked = append(acked, v1alpha1.CommitStatusRecord{Context: d.Status.Context, Revision: d.Revision,
 			State: string(d.Status.State), Description: d.Status.Description})
 	}
-	s.p.Status.CommitStatuses = mergeRecords(s.p.Status.CommitStatuses, acked)
+	s.p.Status.CommitStatuses = MergeRecords(s.p.Status.CommitStatuses, acked)
 }
 
 func short(r string) string {
@@ -185,10 +184,10 @@ func (s *sim) history(r string) string {
 	return strings.Join(b, " | ")
 }
 
-func (s *sim) latest(r string) status.Entry {
+func (s *sim) latest(r string) Entry {
 	h := s.forge[r]
 	if len(h) == 0 {
-		return status.Entry{}
+		return Entry{}
 	}
 	return h[len(h)-1]
 }
@@ -220,7 +219,7 @@ func (s *sim) run(n int) {
 func (s *sim) boot() {
 	s.commit(rev("a"), "img:A", "")
 	s.run(4)
-	if s.p.Status.BlueGreenState != v1alpha1.ActiveBlue || s.latest(rev("a")).State != status.StateSuccess {
+	if s.p.Status.BlueGreenState != v1alpha1.ActiveBlue || s.latest(rev("a")).State != StateSuccess {
 		s.dump()
 		s.t.Fatalf("boot failed")
 	}
