@@ -123,9 +123,24 @@ verify: generate manifests ## Fail when generated files are stale, go.mod is unt
 	$(GO) vet -tags nodev ./cmd/... ./internal/cli/...
 
 ##@ Test
+# GO_TEST_ARGS is added to every go test of these targets, e.g.
+# make test GO_TEST_ARGS='-run TestPrune' or make test-unit GO_TEST_ARGS=-v.
+GO_TEST_ARGS ?=
+
 .PHONY: test
 test: tools generate manifests ## Build what is missing, regenerate, then run every test against real servers.
-	hack/test.sh -count=1 -timeout 30m ./...
+	hack/test.sh -count=1 -timeout 30m $(GO_TEST_ARGS) ./...
+
+# The packages whose tests start no server (no API server, git server or
+# forge): the state machine (its explorer at depth 3), conditions, objects,
+# commit-status derivation and providers (httptest; the Gitea tests of
+# internal/status skip), review and render.
+UNIT_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./internal/objects/... ./internal/review/... \
+	./internal/status/... ./internal/render/...
+
+.PHONY: test-unit
+test-unit: ## Run the tests of the pure packages (UNIT_PKGS), in seconds: the fast loop while editing.
+	BGGITOPS_TEST_UNIT=1 $(GO) test -short -count=1 $(GO_TEST_ARGS) $(UNIT_PKGS)
 
 # The packages run under the race detector: everything but the CLI and the
 # end-to-end story (a second control plane each). -short keeps the state
@@ -136,7 +151,7 @@ RACE_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./inte
 
 .PHONY: race
 race: tools ## Run the tests of RACE_PKGS with the race detector (a step of CI).
-	hack/test.sh -race -short -count=1 -timeout 30m $(RACE_PKGS)
+	hack/test.sh -race -short -count=1 -timeout 30m $(GO_TEST_ARGS) $(RACE_PKGS)
 
 FUZZTIME ?= 10s
 

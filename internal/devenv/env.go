@@ -139,24 +139,9 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 		return e, err
 	}
 
-	if e.Kube, err = testenv.Start(testenv.Options{}); err != nil {
+	if err = e.startServers(ctx, examples); err != nil {
 		return e, err
 	}
-	e.Client = e.Kube.Client
-	e.Logf("kube-apiserver + etcd up at %s, CRDs installed (bggitops.dev, flink.apache.org)", e.Kube.Config.Host)
-
-	if e.Gitea, err = gitea.Start(ctx, gitea.Options{Dir: filepath.Join(e.Dir, "gitea")}); err != nil {
-		return e, err
-	}
-	e.Logf("gitea up at %s (admin %s)", e.Gitea.URL, e.Gitea.AdminUser)
-	if _, err = e.Gitea.CreateRepo(ctx, RepoName); err != nil {
-		return e, err
-	}
-	if e.Seed, err = e.push(ctx, e.files, "fraud-detection: copy examples/repo-layout (+ demo timers for staging)"); err != nil {
-		return e, fmt.Errorf("seed %s: %w", RepoName, err)
-	}
-	e.Logf("repository %s seeded from %s: commit %s", e.Gitea.Repository(RepoName), examples, e.Seed.Short())
-
 	if err = e.startController(o); err != nil {
 		return e, err
 	}
@@ -164,6 +149,30 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 		return e, err
 	}
 	return e, nil
+}
+
+// startServers starts the control plane and Gitea, and seeds the
+// repository with the files (copied from examples).
+func (e *Env) startServers(ctx context.Context, examples string) (err error) {
+	if e.Kube, err = testenv.Start(testenv.Options{}); err != nil {
+		return err
+	}
+	e.Client = e.Kube.Client
+	e.Logf("kube-apiserver + etcd up at %s, CRDs installed (bggitops.dev, flink.apache.org)", e.Kube.Config.Host)
+
+	if e.Gitea, err = gitea.Start(ctx, gitea.Options{Dir: filepath.Join(e.Dir, "gitea")}); err != nil {
+		return err
+	}
+	e.Logf("gitea up at %s (admin %s)", e.Gitea.URL, e.Gitea.AdminUser)
+	if _, err = e.Gitea.CreateRepo(ctx, RepoName); err != nil {
+		return err
+	}
+	if e.Seed, err = e.push(ctx, e.files, "fraud-detection: copy examples/repo-layout (+ demo timers for staging)"); err != nil {
+		return fmt.Errorf("seed %s: %w", RepoName, err)
+	}
+	e.Logf("repository %s seeded from %s: commit %s", e.Gitea.Repository(RepoName), examples, e.Seed.Short())
+
+	return nil
 }
 
 // isolate keeps git, envtest and every temporary file inside Dir: git

@@ -28,7 +28,7 @@ const (
 	flinkAPIGroup = "flink.apache.org/v1beta1"
 	// testFlinkCRD is the reduced FlinkDeployment CRD that envtest and the
 	// demo install; children rendered from the examples must survive it too.
-	testFlinkCRD = "../testenv/crds/flink.apache.org_flinkdeployments.yaml"
+	testFlinkCRD = "../testing/testenv/crds/flink.apache.org_flinkdeployments.yaml"
 )
 
 // The Flink Kubernetes Operator's own CRDs, kept in internal/testing/testenv.

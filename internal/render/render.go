@@ -151,6 +151,20 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 		}
 		return nil, fail(sb.budget.cause(ctx.Err()))
 	}
+	objs, err := runHoldingSlot(ctx, sb, pf, dir, opts)
+	if err != nil {
+		if refused := sb.firstRefusal(); refused != nil && sb.budget.hit.Load() == nil {
+			return nil, fail(refused)
+		}
+		return nil, fail(sb.budget.cause(err))
+	}
+	return objs, nil
+}
+
+// runHoldingSlot runs kustomize, holding kustomizeSlot, which it frees
+// when kustomize returns; it returns when kustomize did or ctx ended,
+// whichever is first.
+func runHoldingSlot(ctx context.Context, sb *sandboxFS, pf *preflight, dir string, opts Options) ([]*unstructured.Unstructured, error) {
 	type result struct {
 		objs []*unstructured.Unstructured
 		err  error
@@ -169,23 +183,17 @@ func build(ctx context.Context, sb *sandboxFS, path string, opts Options, aliase
 		}
 		r.objs, r.err = kustomize(sb, pf, dir, opts)
 	}()
-	var r result
 	select {
-	case r = <-done:
+	case r := <-done:
+		return r.objs, r.err
 	case <-ctx.Done():
 		select {
-		case r = <-done:
+		case r := <-done:
+			return r.objs, r.err
 		default:
-			r = result{err: ctx.Err()}
+			return nil, ctx.Err()
 		}
 	}
-	if r.err != nil {
-		if refused := sb.firstRefusal(); refused != nil && sb.budget.hit.Load() == nil {
-			return nil, fail(refused)
-		}
-		return nil, fail(sb.budget.cause(r.err))
-	}
-	return r.objs, nil
 }
 
 // defaultSchema puts kyaml's default schema back, parsed. A custom schema

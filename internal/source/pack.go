@@ -155,41 +155,56 @@ func checkPack(ctx context.Context, r io.Reader, lim Limits, remote string) erro
 		if err != nil {
 			return malformed(remote, err.Error())
 		}
-		if zr == nil {
-			zr, err = zlib.NewReader(br)
-		} else {
-			err = zr.(zlib.Resetter).Reset(br, nil)
-		}
-		if err != nil {
+		if zr, err = inflater(zr, br); err != nil {
 			return malformed(remote, "object data: "+err.Error())
 		}
-		unpacked := size
-		if typ == objOfsDelta || typ == objRefDelta {
-			// A delta's header gives the size of its instructions, which
-			// go-git also holds in memory; bound both by the object's
-			// limit (instructions that insert everything are a little
-			// larger than what they make).
-			if over(size, 2*lim.MaxFileBytes) {
-				return objectTooLarge(remote, size, lim)
-			}
-			var read int64
-			if unpacked, read, err = deltaTargetSize(zr); err != nil {
-				return malformed(remote, "delta: "+err.Error())
-			}
-			size -= read
-		}
-		if over(unpacked, lim.MaxFileBytes) {
-			return objectTooLarge(remote, unpacked, lim)
+		unpacked, err := checkObject(zr, typ, size, lim, remote)
+		if err != nil {
+			return err
 		}
 		if total += unpacked; over(total, lim.MaxCheckoutBytes) {
 			return limitErr(fmt.Sprintf("fetching %s: the objects received unpack to more than %s", remote, humanSize(lim.MaxCheckoutBytes)),
 				"checkout size limit", lim.MaxCheckoutBytes, FlagMaxCheckoutSize)
 		}
-		if err := drain(zr, size); err != nil {
-			return malformed(remote, "object data: "+err.Error())
-		}
 	}
 	return nil
+}
+
+// inflater is a zlib reader of br: zr reset, or a new one.
+func inflater(zr io.ReadCloser, br *bufio.Reader) (io.ReadCloser, error) {
+	if zr == nil {
+		return zlib.NewReader(br)
+	}
+	return zr, zr.(zlib.Resetter).Reset(br, nil)
+}
+
+// checkObject reads one object's data from zr, whose header gave typ and
+// size, and returns the size it unpacks to; an object over the limit of
+// one file is an error.
+func checkObject(zr io.Reader, typ byte, size int64, lim Limits, remote string) (int64, error) {
+	unpacked := size
+	if typ == objOfsDelta || typ == objRefDelta {
+		// A delta's header gives the size of its instructions, which
+		// go-git also holds in memory; bound both by the object's limit
+		// (instructions that insert everything are a little larger than
+		// what they make).
+		if over(size, 2*lim.MaxFileBytes) {
+			return 0, objectTooLarge(remote, size, lim)
+		}
+		var read int64
+		var err error
+		if unpacked, read, err = deltaTargetSize(zr); err != nil {
+			return 0, malformed(remote, "delta: "+err.Error())
+		}
+		size -= read
+	}
+	if over(unpacked, lim.MaxFileBytes) {
+		return 0, objectTooLarge(remote, unpacked, lim)
+	}
+	if err := drain(zr, size); err != nil {
+		return 0, malformed(remote, "object data: "+err.Error())
+	}
+	return unpacked, nil
 }
 
 // objectHeader reads an object's type and size (the size of the object,
