@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that config/rbac's aggregated ClusterRoles give users bound to `edit`
+// and `view` what the CLI needs, in their namespace only.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops build`: the manifests a path of a Git repository renders to, as the
+// controller renders them; renderAt, which diff and rollback render with too.
+
 package cli
 
 import (

@@ -4,48 +4,16 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops build`: the manifests it prints, and exit 2 on bad input.
+
 package cli
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
-
-func TestDiffBadInputExitsTwo(t *testing.T) {
-	r := newPRRepo(t)
-	r.replace(prodKustom, "  - path: configmap-patch.yaml\n", "  - path: configmap-patch.yaml\n  - path: missing-patch.yaml\n")
-	r.commit("broken head")
-	diffArgs := func(base, head, path string, extra ...string) []string {
-		return append([]string{"diff", "--repo", r.dir, "--base", base, "--head", head, "--path", path}, extra...)
-	}
-	for _, c := range []struct {
-		name string
-		args []string
-		want []string
-	}{
-		{"unknown base ref", diffArgs("no-such-branch", "main", prPath), []string{"base:", `"no-such-branch"`, "reference not found"}},
-		{"unknown head ref", diffArgs("main", "refs/pull/7/head", prPath), []string{"head:", `"refs/pull/7/head"`}},
-		{"head does not render", diffArgs("main", "pr", prPath), []string{"head:", "missing-patch.yaml", "does not exist"}},
-		{"path outside the repository", diffArgs("main", "main", "../.."), []string{"leaves the repository"}},
-		{"absolute path", diffArgs("main", "main", "/etc"), []string{"absolute paths are not allowed"}},
-		{"not a repository", []string{"diff", "--repo", t.TempDir(), "--base", "main", "--head", "main", "--path", prPath}, []string{"open repository"}},
-		{"unknown format", diffArgs("main", "main", prPath, "--format", "yaml"), []string{`--format "yaml"`}},
-		{"no base", []string{"diff", "--repo", r.dir, "--path", prPath}, []string{"--base is required"}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			res := runCLI(t, c.args...)
-			assert.Equal(t, 2, res.code, "stdout: %s", res.stdout)
-			assert.Empty(t, res.stdout, "nothing on stdout for an error")
-			for _, w := range c.want {
-				assert.Contains(t, res.stderr, w)
-			}
-			if c.name == "head does not render" || c.name == "path outside the repository" {
-				assert.NotContains(t, res.stderr, r.dir, "build errors name repository paths, not the checkout")
-			}
-		})
-	}
-}
 
 func TestBuildBadInputExitsTwo(t *testing.T) {
 	r := newPRRepo(t)
@@ -55,4 +23,17 @@ func TestBuildBadInputExitsTwo(t *testing.T) {
 	res = runCLI(t, "build", "--repo", r.dir, "--ref", "v9", "--path", prPath)
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, `"v9"`)
+}
+
+func TestBuildPrintsManifests(t *testing.T) {
+	r := newPRRepo(t)
+	r.replace(fbgdPatch, "image: flink:1.20.1-java17", "image: flink:9.9.9")
+	worktree := runCLI(t, "build", "--repo", r.dir, "--path", prPath)
+	require.Equal(t, 0, worktree.code, worktree.stderr)
+	assert.Contains(t, worktree.stdout, "image: flink:9.9.9", "no --ref renders the working tree")
+	atMain := runCLI(t, "build", "--repo", r.dir, "--ref", "main", "--path", prPath)
+	require.Equal(t, 0, atMain.code, atMain.stderr)
+	assert.Contains(t, atMain.stdout, "image: flink:1.20.1-java17")
+	assert.Contains(t, atMain.stdout, "kind: FlinkBlueGreenDeployment")
+	assert.Contains(t, atMain.stdout, "namespace: flink-production")
 }

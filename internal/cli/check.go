@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops check`: the command, the verdict of one check and the report; the
+// checks themselves are in check_*.go.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops check` against a control plane of its own, from empty to
+// installed and back to broken.
+
 package cli
 
 import (

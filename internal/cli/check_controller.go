@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The checks of `bg-gitops check` on the controller: its Deployment and version,
+// the leader's Lease, and the endpoints of the webhook receiver.
+
 package cli
 
 import (

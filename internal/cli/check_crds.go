@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The check of `bg-gitops check` on the CRDs: the cluster serves the ones this
+// CLI embeds.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The checks of `bg-gitops check` on the Flink Kubernetes Operator: its CRDs,
+// its Deployment and its version.
+
 package cli
 
 import (

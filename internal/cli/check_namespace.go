@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The checks of `bg-gitops check` on the namespace: it exists, and the service
+// accounts its jobs and its applier run as.
+
 package cli
 
 import (

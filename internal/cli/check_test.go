@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Unit tests of the checks of `bg-gitops check`: the operator's options, versions,
+// CRD drift, the controller's flags and the report.
+
 package cli
 
 import (

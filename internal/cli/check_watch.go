@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The check of `bg-gitops check` that the Flink operator watches the namespace
+// (its watched-namespaces option, read from the ConfigMaps its pods mount).
+
 package cli
 
 import (

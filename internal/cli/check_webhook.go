@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The check of `bg-gitops check` on push webhooks: each GitRepository's receiver
+// path and external URL.
+
 package cli
 
 import (

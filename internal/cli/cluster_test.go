@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The control plane the cluster tests share (a real kube-apiserver and etcd, the
+// controllers and the Flink simulator running), and helpers to read and wait on it.
+
 package cli
 
 import (

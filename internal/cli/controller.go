@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops controller`: its flags and the manager it runs (leader election,
+// sharding, the render worker, the client's rate limiter).
+
 package cli
 
 import (

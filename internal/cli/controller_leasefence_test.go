@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of the Lease fence that guards the controller's commit statuses, against
+// a real API server.
+
 package cli
 
 import (

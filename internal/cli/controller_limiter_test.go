@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that the controller's client-side rate limiter follows the API server's
+// priority and fairness.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The controller's metrics endpoint: over HTTPS, only to callers the API server
+// authenticates and authorizes, with a bounded cache of its decisions.
+
 package cli
 
 import (

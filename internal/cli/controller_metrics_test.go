@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of the controller's metrics endpoint: served only to callers the API
+// server authenticates and authorizes; its decision cache.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The flag type of the controller's byte limits: a Kubernetes quantity such as
+// 64Mi.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The controller run with the RBAC of config/rbac, as the ServiceAccount of
+// config/default, with tenants onboarded (a subtest of TestControllerCommand).
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops controller` run as a process: flags, probes, leader
+// election and sharding.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops create` and `bg-gitops create secret`: the flags the secret commands
+// share, and how a Secret is created or, with --export, printed.
+
 package cli
 
 import (

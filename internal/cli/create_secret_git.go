@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops create secret git`: a GitRepository's git credentials, checked the
+// way the controller reads them.
+
 package cli
 
 import (

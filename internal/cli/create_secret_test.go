@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops create secret git|forge|webhook`: the Secrets work with the
+// controller's own readers, and --export.
+
 package cli
 
 import (

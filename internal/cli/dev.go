@@ -6,6 +6,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops dev`: a local environment (API server, Gitea, Flink operator
+// simulator, controller) to try bg-gitops in; builds with the nodev tag leave it out.
+
 package cli
 
 import (

@@ -6,6 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Builds with the nodev tag (the controller image) have no `bg-gitops dev`.
+
 package cli
 
 import "github.com/spf13/cobra"

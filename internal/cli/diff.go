@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops diff`: what a pull request changes, and the blue/green action each
+// change causes, as text, Markdown or JSON.
+
 package cli
 
 import (

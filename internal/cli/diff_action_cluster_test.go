@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that the controller takes the action `bg-gitops diff` announces, end to
+// end on a real API server.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that the action `bg-gitops diff` announces is what the controller's
+// decision (bluegreen.Decide) does.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The pull requests against examples/repo-layout that the diff tests run, with
+// the action each one causes.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops diff --cluster`: the head compared with the live objects, by a
+// server-side dry-run apply.
+
 package cli
 
 import (

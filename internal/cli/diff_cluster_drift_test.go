@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that `bg-gitops diff --cluster` reports exactly the drift the
+// controller's applier re-applies.
+
 package cli
 
 import (

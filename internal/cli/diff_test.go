@@ -4,12 +4,13 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops diff`: the output of every pull-request case in each
+// format (golden files), its exit codes, and no secret in any output.
+
 package cli
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,8 +20,6 @@ import (
 
 	"bggitops.dev/bg-gitops/internal/review"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
 
 var formats = map[string]string{"text": "txt", "markdown": "md", "json": "json"}
 
@@ -68,18 +67,6 @@ func assertNoSecret(t *testing.T, out string) {
 	}
 }
 
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./internal/cli -run TestDiffGolden -update")
-	assert.Equal(t, string(want), got, "%s differs; rerun with -update if the change is intended", path)
-}
-
 func TestDiffNoChangeExitsZero(t *testing.T) {
 	r := newPRRepo(t)
 	r.commit("empty")
@@ -91,15 +78,37 @@ func TestDiffNoChangeExitsZero(t *testing.T) {
 	assert.Contains(t, res.stdout, "No changes.")
 }
 
-func TestBuildPrintsManifests(t *testing.T) {
+func TestDiffBadInputExitsTwo(t *testing.T) {
 	r := newPRRepo(t)
-	r.replace(fbgdPatch, "image: flink:1.20.1-java17", "image: flink:9.9.9")
-	worktree := runCLI(t, "build", "--repo", r.dir, "--path", prPath)
-	require.Equal(t, 0, worktree.code, worktree.stderr)
-	assert.Contains(t, worktree.stdout, "image: flink:9.9.9", "no --ref renders the working tree")
-	atMain := runCLI(t, "build", "--repo", r.dir, "--ref", "main", "--path", prPath)
-	require.Equal(t, 0, atMain.code, atMain.stderr)
-	assert.Contains(t, atMain.stdout, "image: flink:1.20.1-java17")
-	assert.Contains(t, atMain.stdout, "kind: FlinkBlueGreenDeployment")
-	assert.Contains(t, atMain.stdout, "namespace: flink-production")
+	r.replace(prodKustom, "  - path: configmap-patch.yaml\n", "  - path: configmap-patch.yaml\n  - path: missing-patch.yaml\n")
+	r.commit("broken head")
+	diffArgs := func(base, head, path string, extra ...string) []string {
+		return append([]string{"diff", "--repo", r.dir, "--base", base, "--head", head, "--path", path}, extra...)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown base ref", diffArgs("no-such-branch", "main", prPath), []string{"base:", `"no-such-branch"`, "reference not found"}},
+		{"unknown head ref", diffArgs("main", "refs/pull/7/head", prPath), []string{"head:", `"refs/pull/7/head"`}},
+		{"head does not render", diffArgs("main", "pr", prPath), []string{"head:", "missing-patch.yaml", "does not exist"}},
+		{"path outside the repository", diffArgs("main", "main", "../.."), []string{"leaves the repository"}},
+		{"absolute path", diffArgs("main", "main", "/etc"), []string{"absolute paths are not allowed"}},
+		{"not a repository", []string{"diff", "--repo", t.TempDir(), "--base", "main", "--head", "main", "--path", prPath}, []string{"open repository"}},
+		{"unknown format", diffArgs("main", "main", prPath, "--format", "yaml"), []string{`--format "yaml"`}},
+		{"no base", []string{"diff", "--repo", r.dir, "--path", prPath}, []string{"--base is required"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := runCLI(t, c.args...)
+			assert.Equal(t, 2, res.code, "stdout: %s", res.stdout)
+			assert.Empty(t, res.stdout, "nothing on stdout for an error")
+			for _, w := range c.want {
+				assert.Contains(t, res.stderr, w)
+			}
+			if c.name == "head does not render" || c.name == "path outside the repository" {
+				assert.NotContains(t, res.stderr, r.dir, "build errors name repository paths, not the checkout")
+			}
+		})
+	}
 }

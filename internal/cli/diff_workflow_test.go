@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that the example CI workflow of examples/repo-layout passes diff flags
+// that exist.
+
 package cli
 
 import (

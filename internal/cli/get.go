@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops get fbgd|gitrepository`: tables, and one object as YAML, JSON or a
+// tree (get_tree.go), followed with --watch (get_watch.go).
+
 package cli
 
 import (

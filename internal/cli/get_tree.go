@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The tree `bg-gitops get fbgd NAME` prints: the object, its FlinkDeployments and
+// savepoints, its deadlines and its last events.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of the tree `bg-gitops get fbgd NAME` prints, for each state at a fixed
+// instant (golden files).
+
 package cli
 
 import (
@@ -182,29 +185,6 @@ func TestGetRevisionShortenerNeverAmbiguous(t *testing.T) {
 	assert.Equal(t, "sha1:x", newRevisionShortener().short("sha1:x"), "what does not parse shows as it is")
 	assert.Equal(t, "-", s.short(""))
 	assert.Equal(t, "1a2b3c4", s.short("sha1:1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"), "a bare commit")
-}
-
-// TestGetWatchDrawsOnlyChanges: without a terminal a tree is printed again
-// only when more than its relative times changed, after a blank line; on
-// a terminal every draw clears the screen.
-func TestGetWatchDrawsOnlyChanges(t *testing.T) {
-	cases := treeCases()
-	var out strings.Builder
-	d := &drawer{g: &fbgdGetter{out: &out}, view: cases["active"]}
-	assert.NoError(t, d.draw())
-	first := out.String()
-	assert.NoError(t, d.draw(), "the same view a moment later: ages moved on, nothing else")
-	assert.Equal(t, first, out.String())
-	d.view = cases["savepointing"]
-	assert.NoError(t, d.draw())
-	assert.True(t, strings.HasPrefix(out.String()[len(first):], "\nName:"), "a blank line, then the new tree")
-	assert.Len(t, trees(out.String()), 2)
-
-	var term strings.Builder
-	d = &drawer{g: &fbgdGetter{out: &term, terminal: true}, view: cases["active"]}
-	assert.NoError(t, d.draw())
-	assert.NoError(t, d.draw())
-	assert.Equal(t, 2, strings.Count(term.String(), clearScreen), "a terminal is redrawn, relative times tick")
 }
 
 func TestGetLastEvents(t *testing.T) {

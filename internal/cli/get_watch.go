@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops get fbgd NAME --watch`: reads the objects of the tree and draws it
+// again on every change the API server's watches report.
+
 package cli
 
 import (

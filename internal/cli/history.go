@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops history fbgd`: the rollouts recorded in status.history, as a table,
+// JSON or YAML.
+
 package cli
 
 import (
@@ -62,20 +65,6 @@ func newHistoryCommand() *cobra.Command {
 		},
 	})
 	return cmd
-}
-
-// readFBGD gets the FlinkBlueGreenDeployment name in the namespace the
-// flags name.
-func (k *kubeFlags) readFBGD(cmd *cobra.Command, name string) (*v1alpha1.FlinkBlueGreenDeployment, error) {
-	n, err := k.named(cmd, name)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := n.read(fbgdKind)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*v1alpha1.FlinkBlueGreenDeployment), nil
 }
 
 // printHistory writes the history as a table, or as JSON or YAML.

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops history` and `rollback` on a real API server: transitions,
+// an abort, a rollback, a deleted object.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops history` of a FlinkBlueGreenDeployment that is gone: the state
+// records its deletion kept.
+
 package cli
 
 import (

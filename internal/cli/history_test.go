@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of the history table, and the rollout history the rollback tests share.
+
 package cli
 
 import (
@@ -48,32 +50,4 @@ func TestHistoryTable(t *testing.T) {
 	require.NoError(t, printHistory(&out, nil, "", t0))
 	assert.Equal(t, "No rollouts recorded yet.\n", out.String())
 	assert.Error(t, printHistory(&out, nil, "wide", t0))
-}
-
-func TestRollbackFindsTheEntryAndItsSavepoint(t *testing.T) {
-	h := threeRollouts()
-	i, err := findEntry(h, "2")
-	require.NoError(t, err)
-	assert.Equal(t, 1, i)
-	i, err = findEntry(h, shaA[:7])
-	require.NoError(t, err)
-	assert.Equal(t, 0, i)
-	_, err = findEntry(h, "4")
-	assert.ErrorContains(t, err, "the history has 3 rollouts")
-	_, err = findEntry(h, "1234567")
-	assert.ErrorContains(t, err, "no rollout of that revision")
-
-	// The state of the job that ran a revision is the savepoint the next
-	// rollout took of it; the last job's own start point otherwise.
-	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 1), "green ran shaB until the savepoint of the aborted rollout")
-	assert.Equal(t, "file:///sp/savepoint-1", savepointOf(h, 0))
-	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 2))
-
-	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	e := savepointEdit(p, "file:///sp/savepoint-2")
-	assert.Equal(t, "initialSavepointPath: file:///sp/savepoint-2\nsavepointRedeployNonce: 1\n", e.yaml)
-	assert.Equal(t, int64(1), e.nonce)
-	n := int64(4)
-	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{SavepointRedeployNonce: &n}
-	assert.Contains(t, savepointEdit(p, "x").yaml, "savepointRedeployNonce: 5")
 }

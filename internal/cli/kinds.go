@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The kinds the verbs and wait act on (GitRepository, FlinkBlueGreenDeployment):
+// their names, and where an object stands.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The flags and client of every command that talks to the cluster: kubeconfig and
+// namespace, name completion, and reading the object a command names.
+
 package cli
 
 import (
@@ -14,11 +17,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
@@ -144,4 +149,35 @@ func (n *named) read(kd *kind) (client.Object, error) {
 		return nil, notFoundOr(kd, n.key, err)
 	}
 	return obj, nil
+}
+
+// readObject gets key into a new object of kind k.
+func readObject(ctx context.Context, c client.Client, k *kind, key types.NamespacedName) (client.Object, error) {
+	obj := k.newObject()
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, fmt.Errorf("read %s %s: %w", k.short, key, err)
+	}
+	return obj, nil
+}
+
+// notFoundOr words a NotFound read; other errors pass.
+func notFoundOr(k *kind, key types.NamespacedName, err error) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("%s %s not found", k.short, key)
+	}
+	return err
+}
+
+// readFBGD gets the FlinkBlueGreenDeployment name in the namespace the
+// flags name.
+func (k *kubeFlags) readFBGD(cmd *cobra.Command, name string) (*v1alpha1.FlinkBlueGreenDeployment, error) {
+	n, err := k.named(cmd, name)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := n.read(fbgdKind)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*v1alpha1.FlinkBlueGreenDeployment), nil
 }

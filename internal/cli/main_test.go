@@ -4,15 +4,22 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The test binary's setup (git kept from the user's config), runCLI, which runs
+// a command in process, and the golden files.
+
 package cli
 
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -83,4 +90,21 @@ func runCLI(t *testing.T, args ...string) result {
 		fmt.Fprintln(&errOut, "error:", err)
 	}
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// update rewrites the golden files (testdata/golden, testdata/get,
+// testdata/history) from the current output.
+var update = flag.Bool("update", false, "rewrite testdata/golden from the current output")
+
+// golden compares got with the file at path, or writes it there with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./internal/cli -run TestDiffGolden -update")
+	assert.Equal(t, string(want), got, "%s differs; rerun with -update if the change is intended", path)
 }

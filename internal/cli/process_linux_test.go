@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// stopWithParent on Linux: a process started by a test dies with the test binary.
+
 package cli
 
 import (

@@ -6,6 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// stopWithParent where the OS cannot tie a process to its parent.
+
 package cli
 
 import "os/exec"

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The CLI run as a separate process by the tests (the controller, dev): start,
+// stop, wait, read its output and metrics.
+
 package cli
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests that run the commands of README.md and docs/ as they are written.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// prRepo: a temporary Git repository made from examples/repo-layout, which the
+// tests change and commit to.
+
 package cli
 
 import (

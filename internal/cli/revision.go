@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Git revisions as the commands take them (--for-revision, --to) and print them.
+
 package cli
 
 import (

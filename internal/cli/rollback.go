@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops rollback fbgd`: the spec of an earlier rollout, printed as the Git
+// change to make or, with --apply, written to the object.
+
 package cli
 
 import (

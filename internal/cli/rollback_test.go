@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops rollback`: the history entry and savepoint it picks, the
+// spec it renders, and how --apply writes it.
+
 package cli
 
 import (
@@ -24,13 +27,42 @@ import (
 	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
-// savepointOf looks for "the savepoint taken of the job that ran that
-// revision when the next rollout replaced it". It took the first later
-// rollout *from* the same colour, even when that colour had got a new job
-// in between: here #2 (shaB to green) aborted, #3 (shaC) deployed green
-// anew and #4 took a savepoint of shaC's job. `rollback --to 2
-// --from-savepoint` offered that savepoint as shaB's state.
-func TestReviewRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
+func TestRollbackFindsTheEntryAndItsSavepoint(t *testing.T) {
+	h := threeRollouts()
+	i, err := findEntry(h, "2")
+	require.NoError(t, err)
+	assert.Equal(t, 1, i)
+	i, err = findEntry(h, shaA[:7])
+	require.NoError(t, err)
+	assert.Equal(t, 0, i)
+	_, err = findEntry(h, "4")
+	assert.ErrorContains(t, err, "the history has 3 rollouts")
+	_, err = findEntry(h, "1234567")
+	assert.ErrorContains(t, err, "no rollout of that revision")
+
+	// The state of the job that ran a revision is the savepoint the next
+	// rollout took of it; the last job's own start point otherwise.
+	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 1), "green ran shaB until the savepoint of the aborted rollout")
+	assert.Equal(t, "file:///sp/savepoint-1", savepointOf(h, 0))
+	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 2))
+
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	e := savepointEdit(p, "file:///sp/savepoint-2")
+	assert.Equal(t, "initialSavepointPath: file:///sp/savepoint-2\nsavepointRedeployNonce: 1\n", e.yaml)
+	assert.Equal(t, int64(1), e.nonce)
+	n := int64(4)
+	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{SavepointRedeployNonce: &n}
+	assert.Contains(t, savepointEdit(p, "x").yaml, "savepointRedeployNonce: 5")
+}
+
+// TestRollbackSavepointIsOfThatRevisionsJob: savepointOf looks for "the
+// savepoint taken of the job that ran that revision when the next rollout
+// replaced it", which is not the first later rollout *from* the same
+// colour when that colour got a new job in between: here #2 (shaB to
+// green) aborted, #3 (shaC) deployed green anew and #4 took a savepoint of
+// shaC's job, which `rollback --to 2 --from-savepoint` must not offer as
+// shaB's state.
+func TestRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
 	shaD := strings.Repeat("d", 40)
 	h := []v1alpha1.RolloutRecord{
 		{Revision: rev(shaA), Kind: v1alpha1.RolloutFirst, To: "job-blue", StartedAt: *at(0), FinishedAt: at(time.Minute),
@@ -47,11 +79,12 @@ func TestReviewRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
 	assert.Equal(t, "/sp/blue-of-A-1", savepointOf(h, 0), "the first rollout from blue took it of shaA's job")
 }
 
-// specAt matched the rendered FlinkBlueGreenDeployment by kind and name
-// only. A GitRepository may render objects of the same name into several
-// namespaces (no targetNamespace): --apply then wrote another
-// namespace's job spec into this one.
-func TestReviewRollbackSpecAtMatchesTheNamespace(t *testing.T) {
+// TestRollbackSpecAtMatchesTheNamespace: a GitRepository may render
+// objects of the same name into several namespaces (no targetNamespace),
+// so specAt matches the rendered FlinkBlueGreenDeployment by namespace as
+// well as kind and name: --apply writes this namespace's job spec, not
+// another's.
+func TestRollbackSpecAtMatchesTheNamespace(t *testing.T) {
 	r := &prRepo{dir: t.TempDir(), t: t}
 	r.git("init", "-q", "-b", "main")
 	r.write("app/kustomization.yaml", "resources: [a.yaml, b.yaml]\n")
@@ -65,13 +98,14 @@ func TestReviewRollbackSpecAtMatchesTheNamespace(t *testing.T) {
 	assert.Equal(t, "flink:team-b", spec.Template.Spec.Image)
 }
 
-// Rolling back to a revision whose savepointRedeployNonce differs from
-// the running spec's is a SAVEPOINT_REDEPLOY: the new colour starts from
-// that old revision's initialSavepointPath, not from a savepoint of the
-// running job — the state since is dropped although --from-savepoint was
-// not asked. --apply keeps the running nonce and path, so the rollback is
-// an ordinary stateful transition.
-func TestReviewRollbackWithoutFromSavepointKeepsTheState(t *testing.T) {
+// TestRollbackWithoutFromSavepointKeepsTheState: rolling back to a
+// revision whose savepointRedeployNonce differs from the running spec's
+// would be a SAVEPOINT_REDEPLOY: the new colour would start from that old
+// revision's initialSavepointPath, not from a savepoint of the running
+// job, dropping the state since although --from-savepoint was not asked.
+// --apply keeps the running nonce and path, so the rollback is an ordinary
+// stateful transition.
+func TestRollbackWithoutFromSavepointKeepsTheState(t *testing.T) {
 	one, two := int64(1), int64(2)
 	p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job",
 		Annotations: map[string]string{v1alpha1.RevisionAnnotation: rev(shaB)}}}
@@ -96,11 +130,12 @@ func TestReviewRollbackWithoutFromSavepointKeepsTheState(t *testing.T) {
 	assert.Equal(t, "/user/sp-2", got.Spec.Template.Spec.Job.InitialSavepointPath)
 }
 
-// --apply read the object, rendered the old revision, and updated the
-// object read at the start: any status write of the controller meanwhile
-// (it writes status during every transition) fails the update with a
-// conflict, exit 2 in the middle of an incident.
-func TestReviewRollbackApplyRetriesAConflict(t *testing.T) {
+// TestRollbackApplyRetriesAConflict: --apply reads the object, renders
+// the old revision, and updates the object. A status write of the
+// controller meanwhile (it writes status during every transition) makes
+// the update of the object read at the start conflict; --apply reads
+// again and retries rather than exit 2 in the middle of an incident.
+func TestRollbackApplyRetriesAConflict(t *testing.T) {
 	p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job",
 		Annotations: map[string]string{v1alpha1.RevisionAnnotation: rev(shaB)}}}
 	p.Spec.Template.Spec.Image = "flink:new"
@@ -124,11 +159,13 @@ func TestReviewRollbackApplyRetriesAConflict(t *testing.T) {
 	assert.Equal(t, rev(shaA), got.Annotations[v1alpha1.RevisionAnnotation])
 }
 
-// A FlinkBlueGreenDeployment applied by hand has no revision annotation,
-// so its history entries have no revision. `rollback --to 1` printed
-// "git checkout - -- <dir>": `-` is the previously checked-out branch, so
-// copying the command restores files from an unrelated branch.
-func TestReviewRollbackOfAnEntryWithoutRevisionRefuses(t *testing.T) {
+// TestRollbackOfAnEntryWithoutRevisionRefuses: a FlinkBlueGreenDeployment
+// applied by hand has no revision annotation, so its history entries have
+// no revision. `rollback --to 1` refuses (exit 2, "no revision") rather
+// than print "git checkout - -- <dir>": `-` is the previously checked-out
+// branch, so copying the command would restore files from an unrelated
+// branch.
+func TestRollbackOfAnEntryWithoutRevisionRefuses(t *testing.T) {
 	env := cluster(t)
 	ns := newNamespace(t, env)
 	p := &v1alpha1.FlinkBlueGreenDeployment{}

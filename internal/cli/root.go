@@ -5,6 +5,12 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // Package cli holds the cobra commands of the bg-gitops binary.
+//
+// A file is named after the command it holds, as Flux's CLI names its
+// files: create_secret_git.go is `bg-gitops create secret git`, wait*.go
+// are `bg-gitops wait` and the polling every --wait shares, verbs*.go the
+// request verbs (reconcile, suspend, resume, promote, abort, retry).
+// root.go holds the root command and how an error becomes the exit code.
 package cli
 
 import (

@@ -4,11 +4,16 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The request verbs reconcile, suspend, resume, promote, abort and retry: each
+// sets an annotation the controller acts on and, with --wait, follows the object
+// until it has handled the request and settled.
+
 package cli
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -199,4 +204,44 @@ func fbgdRequest(verb, short, annotation string) *request {
 
 func gitRepositoryAcked(obj client.Object, token string) bool {
 	return obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt == token
+}
+
+// requestWait follows one request until the controller acknowledges it
+// and the object settles.
+type requestWait struct {
+	client client.Client
+	key    types.NamespacedName
+	kind   *kind
+	token  string
+	acked  func(client.Object, string) bool
+	// failureIsOutcome accepts a failure with an active colour.
+	failureIsOutcome bool
+	progress         *progress
+}
+
+func (w *requestWait) check(ctx context.Context) (bool, error) {
+	obj, err := readObject(ctx, w.client, w.kind, w.key)
+	if err != nil {
+		return false, err
+	}
+	s := w.kind.standing(obj)
+	if !w.acked(obj, w.token) {
+		w.progress.report(w.key.String(), fmt.Sprintf("%s %s: waiting for the controller to handle the request", w.kind.short, w.key))
+		return false, nil
+	}
+	if !s.settled {
+		w.progress.report(w.key.String(), s.line)
+		return false, nil
+	}
+	w.progress.outcome(s.line)
+	if s.failed && !(w.failureIsOutcome && s.active) {
+		return true, &exitError{code: exitFailed, err: errors.New(s.message)}
+	}
+	if w.failureIsOutcome && !s.failed {
+		// An abort that happens ends the rollout FAILING; settled well
+		// means the transition ended before the controller read the
+		// request, which it acknowledged as ignored.
+		return true, &exitError{code: exitFailed, err: fmt.Errorf("nothing was aborted: the transition ended before the controller handled the request (%s)", s.line)}
+	}
+	return true, nil
 }

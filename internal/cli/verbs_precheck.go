@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// What the verbs refuse before they make a request: a request the object's state
+// leaves nothing to do for, or a --wait that could only time out.
+
 package cli
 
 import (

@@ -4,9 +4,13 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of the request verbs (reconcile, suspend, resume, promote, abort, retry)
+// and their --wait.
+
 package cli
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -18,9 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
@@ -266,4 +272,66 @@ func TestWaitOnASuspendedGitRepositoryFailsAtOnce(t *testing.T) {
 	res = runCLI(t, append([]string{"resume", "gitrepository", "jobs", "--wait", "--timeout", "5m"}, kc...)...)
 	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.Contains(t, res.stderr, "spec.suspend: true")
+}
+
+// TestAbortWaitFailsWhenTheTransitionFinishedFirst: `abort --wait` races
+// the cut-over. When the precheck saw a transition in progress but the
+// transition finished before the controller read the request, the
+// controller acknowledges it as ignored (AbortIgnored) and the object
+// settles ACTIVE_GREEN, job RUNNING on the new revision. Nothing was
+// aborted, and exit 0 ("handled and settled well") would tell a script the
+// old colour runs: the wait exits 3. Every abort that happens ends in
+// FAILING (the transition's outcome); RUNNING after the acknowledgement
+// means it came too late.
+func TestAbortWaitFailsWhenTheTransitionFinishedFirst(t *testing.T) {
+	const token = "2026-12-01T00:00:00.1Z"
+	p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", Generation: 2,
+		Annotations: map[string]string{v1alpha1.AbortRequestedAtAnnotation: token}}}
+	p.Status = v1alpha1.FlinkBlueGreenDeploymentStatus{ObservedGeneration: 2, BlueGreenState: v1alpha1.ActiveGreen,
+		JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobRunning}, ActiveDeployment: "job-green",
+		ActiveRevision: rev(shaB), TargetRevision: rev(shaB), LastHandledAbortAt: token}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(p).WithStatusSubresource(p).Build()
+	abort := fbgdRequest("abort", "Abort", v1alpha1.AbortRequestedAtAnnotation)
+	var out bytes.Buffer
+	w := &requestWait{client: c, key: types.NamespacedName{Namespace: "ns", Name: "job"}, kind: fbgdKind, token: token,
+		acked: abort.acked, failureIsOutcome: true, progress: newProgress(&out)}
+	done, err := w.check(context.Background())
+	assert.True(t, done)
+	require.Error(t, err, "an abort that aborted nothing reported as success: %s", out.String())
+	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Contains(t, err.Error(), "nothing was aborted")
+
+	// The abort that happened: the old colour active, the rollout FAILING.
+	p.Status.BlueGreenState, p.Status.ActiveDeployment, p.Status.ActiveRevision = v1alpha1.ActiveBlue, "job-blue", rev(shaA)
+	p.Status.JobStatus.State, p.Status.Error = v1alpha1.JobFailing, "transition to job-green aborted: abort requested"
+	require.NoError(t, c.Status().Update(context.Background(), p))
+	done, err = w.check(context.Background())
+	assert.True(t, done)
+	assert.NoError(t, err)
+}
+
+// TestRequestWaitWithInvalidTimersMakesNoRequest: `abort --wait --timeout
+// auto` on an object whose timers do not parse exits 2 (a usage error,
+// "nothing happened") and leaves no request behind. The budget is computed
+// before the request is made; an abort annotation left by a refused wait
+// would fire whenever the timers are fixed, maybe on a later transition.
+func TestRequestWaitWithInvalidTimersMakesNoRequest(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(manualFBGD), p))
+	p.Namespace = ns
+	p.Spec.Configuration[v1alpha1.AbortGracePeriodKey] = "soon"
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	// A transition in progress, as far as the precheck can tell.
+	require.Eventually(t, func() bool {
+		q := getFBGD(t, env, ns, "job")
+		q.Status.BlueGreenState, q.Status.ActiveDeployment = v1alpha1.TransitioningToGreen, "job-blue"
+		return env.Client.Status().Update(context.Background(), q) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	res := runCLI(t, "abort", "fbgd", "job", "--wait", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "--timeout auto")
+	_, requested := getFBGD(t, env, ns, "job").Annotations[v1alpha1.AbortRequestedAtAnnotation]
+	assert.False(t, requested, "a refused --wait left an abort request behind")
 }

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops version`: the version of this binary and of the controllers in the
+// cluster.
+
 package cli
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// `bg-gitops wait fbgd|gitrepository --for-revision`: waits until a commit is
+// applied and its jobs run it, a CI gate for a push.
+
 package cli
 
 import (

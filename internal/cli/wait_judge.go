@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// How `bg-gitops wait` judges where an object stands on the commit it waits for:
+// live, on its way, or failed.
+
 package cli
 
 import (
@@ -11,7 +14,6 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -199,12 +201,4 @@ func fbgdsOf(obj client.Object) []types.NamespacedName {
 		}
 	}
 	return keys
-}
-
-// notFoundOr words a NotFound read; other errors pass.
-func notFoundOr(k *kind, key types.NamespacedName, err error) error {
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%s %s not found", k.short, key)
-	}
-	return err
 }

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// The poll loop of every command that waits (wait, the verbs' --wait): the
+// budget, the progress lines, the exit codes, and which read errors are retried.
+
 package cli
 
 import (
@@ -15,8 +18,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // pollInterval is how often a wait reads the objects it follows.
@@ -152,53 +153,4 @@ func transient(err error) bool {
 func isExit(err error) bool {
 	var ee *exitError
 	return errors.As(err, &ee)
-}
-
-// readObject gets key into a new object of kind k.
-func readObject(ctx context.Context, c client.Client, k *kind, key types.NamespacedName) (client.Object, error) {
-	obj := k.newObject()
-	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", k.short, key, err)
-	}
-	return obj, nil
-}
-
-// requestWait follows one request until the controller acknowledges it
-// and the object settles.
-type requestWait struct {
-	client client.Client
-	key    types.NamespacedName
-	kind   *kind
-	token  string
-	acked  func(client.Object, string) bool
-	// failureIsOutcome accepts a failure with an active colour.
-	failureIsOutcome bool
-	progress         *progress
-}
-
-func (w *requestWait) check(ctx context.Context) (bool, error) {
-	obj, err := readObject(ctx, w.client, w.kind, w.key)
-	if err != nil {
-		return false, err
-	}
-	s := w.kind.standing(obj)
-	if !w.acked(obj, w.token) {
-		w.progress.report(w.key.String(), fmt.Sprintf("%s %s: waiting for the controller to handle the request", w.kind.short, w.key))
-		return false, nil
-	}
-	if !s.settled {
-		w.progress.report(w.key.String(), s.line)
-		return false, nil
-	}
-	w.progress.outcome(s.line)
-	if s.failed && !(w.failureIsOutcome && s.active) {
-		return true, &exitError{code: exitFailed, err: errors.New(s.message)}
-	}
-	if w.failureIsOutcome && !s.failed {
-		// An abort that happens ends the rollout FAILING; settled well
-		// means the transition ended before the controller read the
-		// request, which it acknowledged as ignored.
-		return true, &exitError{code: exitFailed, err: fmt.Errorf("nothing was aborted: the transition ended before the controller handled the request (%s)", s.line)}
-	}
-	return true, nil
 }

@@ -4,9 +4,13 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// Tests of `bg-gitops wait` on a real API server: a commit followed through a
+// GitRepository and its rollouts.
+
 package cli
 
 import (
+	"bytes"
 	"context"
 	"regexp"
 	"strings"
@@ -16,10 +20,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
@@ -151,4 +159,73 @@ func TestWaitForRevisionOfAGitRepositoryAndItsRollouts(t *testing.T) {
 	res = wait()
 	assert.Equal(t, exitCannotAct, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.Contains(t, res.stderr, "is suspended")
+}
+
+// TestWaitForADeletedFBGDExitsFailed: a FlinkBlueGreenDeployment deleted
+// while `wait` follows it (by hand, or pruned by a later commit) will never
+// run the revision: that is the outcome (3), not a usage or connection
+// error (2).
+func TestWaitForADeletedFBGDExitsFailed(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).Build()
+	var out bytes.Buffer
+	w := &revisionWait{client: c, want: commitRef(shaB), progress: newProgress(&out),
+		budget: newBudget(time.Now(), 5*time.Second, false)}
+	err := w.fbgds(context.Background(), []types.NamespacedName{{Namespace: "ns", Name: "job"}})
+	require.Error(t, err)
+	assert.Equal(t, exitFailed, exitCode(err), err.Error())
+	assert.Contains(t, err.Error(), "fbgd ns/job was deleted")
+}
+
+// TestWaitNoChangeIsLiveAndAClosedWindowTimesOut: the CI gate of
+// docs/cli.md on two commits that do not roll anything out right away.
+//   - A commit outside the FlinkBlueGreenDeployment's spec: "or nothing to
+//     roll out for it" is exit 0 ("changes nothing"), not the timeout (4).
+//   - A new image held back by a closed rollout window: the job still runs
+//     the old image, so the wait does not exit 0 ("changes nothing"); a
+//     closed window has no bound, so it times out (4).
+func TestWaitNoChangeIsLiveAndAClosedWindowTimesOut(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	r := fbgdRepo(t)
+	gr := &v1alpha1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.GitRepositorySpec{URL: "file://" + r.dir, Path: "./app", TargetNamespace: ns,
+			Interval: &metav1.Duration{Duration: time.Hour}},
+	}
+	require.NoError(t, env.Client.Create(context.Background(), gr))
+	kc := []string{"-n", ns, "--kubeconfig", env.Kubeconfig}
+	wait := func(args ...string) result {
+		return runCLI(t, append(append([]string{"wait", "gitrepository", "app", "--for-revision", "HEAD", "--repo", r.dir}, args...), kc...)...)
+	}
+	res := wait("--rollouts")
+	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+
+	// A commit that changes nothing of the job.
+	r.write("README.md", "docs only\n")
+	head := r.commit("docs")
+	require.Equal(t, 0, runCLI(t, append([]string{"reconcile", "gitrepository", "app", "--wait"}, kc...)...).code)
+	assert.Equal(t, "main@sha1:"+head, getFBGD(t, env, ns, "job").Annotations[v1alpha1.RevisionAnnotation])
+	res = wait("--rollouts", "--timeout", "20s")
+	assert.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, lastLine(res.stdout), "changes nothing")
+
+	// A closed rollout window, then a new image.
+	require.Eventually(t, func() bool {
+		g := &v1alpha1.GitRepository{}
+		if env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, g) != nil {
+			return false
+		}
+		g.Spec.RolloutWindows = []v1alpha1.RolloutWindow{{Schedule: "0 0 1 1 *", Duration: metav1.Duration{Duration: time.Minute}, TimeZone: "UTC"}}
+		return env.Client.Update(context.Background(), g) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	r.replace("app/job.yaml", "image: flink:1.20.0", "image: flink:1.20.1")
+	head = r.commit("new image")
+	require.Equal(t, 0, runCLI(t, append([]string{"reconcile", "gitrepository", "app", "--wait"}, kc...)...).code)
+	eventually(t, "the transition waits for the window", func() bool {
+		p := getFBGD(t, env, ns, "job")
+		c := apimeta.FindStatusCondition(p.Status.Conditions, v1alpha1.ReconcilingCondition)
+		return c != nil && c.Reason == "WaitingForRolloutWindow" && commitRef(head).in(p.Status.TargetRevision)
+	})
+	res = runCLI(t, append([]string{"wait", "fbgd", "job", "--for-revision", head, "--timeout", "3s"}, kc...)...)
+	assert.Equal(t, exitTimedOut, res.code, "the job runs flink:1.20.0 until the window opens\nstdout: %s\nstderr: %s", res.stdout, res.stderr)
 }

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// --timeout of every command that waits: a duration, or auto, which the object's
+// own timers bound.
+
 package cli
 
 import (
