@@ -23,6 +23,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
 )
@@ -47,6 +48,10 @@ const forgeTimeout = 10 * time.Second
 // AllowInsecureHTTP). Descriptions and errors are scrubbed of secret
 // values (see secrets).
 type CommitStatusReporter struct {
+	// Redact records the Secret values this reconciler learns and scrubs
+	// them from every message it publishes (conditions, events, logs,
+	// commit statuses); one registry per controller (see package redact).
+	Redact *redact.Registry
 	Client client.Client
 	// APIReader reads a GitRepository the cache does not hold (see
 	// sourceRepository); none when nil.
@@ -77,7 +82,7 @@ func (c *CommitStatusReporter) ReportSync(ctx context.Context, gr *v1alpha1.GitR
 		clearCondition(&gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		return nil
 	}
-	scrub := secrets.forSource(client.ObjectKeyFromObject(gr))
+	scrub := c.Redact.ForSource(client.ObjectKeyFromObject(gr))
 	guard := func(ctx context.Context) error {
 		ok, err := fresh(ctx, c.APIReader, gr)
 		switch {
@@ -119,7 +124,7 @@ func (c *CommitStatusReporter) ReportRollout(ctx context.Context, p *v1alpha1.Fl
 		// later try, not dropped.
 		return retry
 	}
-	scrub := secrets.forSource(client.ObjectKeyFromObject(gr)).and(secrets.forNamespace(p.Namespace))
+	scrub := c.Redact.ForSource(client.ObjectKeyFromObject(gr)).And(c.Redact.ForNamespace(p.Namespace))
 	err = c.report(ctx, gr, status.RolloutDesired(p), &p.Status.CommitStatuses, scrub, nil, save)
 	var fe *fenceError
 	var ge *guardError
@@ -241,9 +246,9 @@ func (e *fenceError) Error() string { return e.err.Error() }
 // set, stores the records of the pending statuses about to be posted
 // first (intents): an error from it is returned, with nothing posted.
 func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepository, desired []status.Desired,
-	records *[]v1alpha1.CommitStatusRecord, scrub scrubber, guard, save func(context.Context) error) error {
+	records *[]v1alpha1.CommitStatusRecord, scrub redact.Scrubber, guard, save func(context.Context) error) error {
 	for i := range desired {
-		desired[i].Status.Description = scrub.string(desired[i].Status.Description)
+		desired[i].Status.Description = scrub.Scrub(desired[i].Status.Description)
 	}
 	desired = append(desired, status.UnconfirmedVerdicts(*records, desired)...)
 	missing := status.Unacknowledged(desired, *records, gr.Spec.CommitStatus.Provider)
@@ -272,9 +277,9 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	p, token, err := c.provider(ctx, gr)
 	if err != nil {
 		countCommitStatus(gr, err)
-		return scrub.error(err)
+		return scrub.ScrubError(err)
 	}
-	scrub = scrub.and(newScrubber(valueForms(token)))
+	scrub = scrub.And(redact.ForValue(token))
 	if in := status.Intents(missing, *records); save != nil && len(in) > 0 {
 		*records = status.MergeRecords(*records, in)
 		if err := save(ctx); err != nil {
@@ -294,7 +299,7 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if errors.As(err, &rl) {
 		c.block(key, c.now().Add(rl.RetryAfter))
 	}
-	err = scrub.error(err)
+	err = scrub.ScrubError(err)
 	if err != nil {
 		logf.FromContext(ctx).Info("commit status not posted", "repository", gr.Spec.CommitStatus.Repository, "error", err.Error())
 	}
@@ -312,7 +317,7 @@ func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRep
 	if err := c.Client.Get(ctx, key, sec); err != nil {
 		return nil, "", fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
 	}
-	secrets.noteSecret(sec)
+	c.Redact.NoteSecret(sec)
 	token, err := source.SecretValue(sec, "token")
 	if err != nil {
 		return nil, "", fmt.Errorf("commit status %w", err)

@@ -28,12 +28,17 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/redact"
 )
 
 // FlinkBlueGreenReconciler is the thin Kubernetes adapter around
 // bluegreen.Decide: it observes the children, the savepoint and the rollout
 // window, asks for a decision, executes its actions and writes the status.
 type FlinkBlueGreenReconciler struct {
+	// Redact records the Secret values this reconciler learns and scrubs
+	// them from every message it publishes (conditions, events, logs,
+	// commit statuses); one registry per controller (see package redact).
+	Redact *redact.Registry
 	Client client.Client
 	// APIReader reads the parent from the API server rather than the
 	// cache (Client when nil). A child's event can start a reconcile
@@ -180,7 +185,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 // conditions and events); a stall is reported here; a transient error is
 // returned for the rate limiter, with no condition.
 func (r *FlinkBlueGreenReconciler) finish(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, requeue time.Duration, err error) (ctrl.Result, error) {
-	o := deploymentOutcome(p, err, requeue)
+	o := deploymentOutcome(r.Redact, p, err, requeue)
 	if o.kind == kindStalled {
 		if err := r.stall(ctx, p, o); err != nil {
 			return o.unwritten(err)
@@ -337,7 +342,7 @@ func (r *FlinkBlueGreenReconciler) execute(ctx context.Context, p *v1alpha1.Flin
 		}
 		return dec, err
 	}
-	rej := &bluegreen.Rejection{Action: *a, Message: secrets.forNamespace(p.Namespace).string(err.Error())}
+	rej := &bluegreen.Rejection{Action: *a, Message: r.Redact.ForNamespace(p.Namespace).Scrub(err.Error())}
 	if !rejected(err) {
 		if apierrors.IsConflict(err) || !p.DeletionTimestamp.IsZero() {
 			// (A deletion gives up its final savepoint at its own

@@ -25,12 +25,17 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // GitRepositoryReconciler fetches, renders and applies one GitRepository.
 type GitRepositoryReconciler struct {
+	// Redact records the Secret values this reconciler learns and scrubs
+	// them from every message it publishes (conditions, events, logs,
+	// commit statuses); one registry per controller (see package redact).
+	Redact *redact.Registry
 	// Client reads the GitRepository from the cache. A reconcile that
 	// starts before the cache has seen the previous status write reads a
 	// stale status: every status write carries the resourceVersion read
@@ -139,7 +144,7 @@ func (r *GitRepositoryReconciler) finish(ctx context.Context, run *gitRun, err e
 	if stale(err) {
 		return staleRead(ctx)
 	}
-	o := gitOutcome(run.gr, err, run.result.RequeueAfter)
+	o := gitOutcome(r.Redact, run.gr, err, run.result.RequeueAfter)
 	r.report(run, o)
 	if err := r.summarize(ctx, run); err != nil {
 		if stale(err) {

@@ -79,7 +79,7 @@ func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev s
 		r.Renderer.Rebuild(gr, rev) // a remembered failure too
 	}
 	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
-	secrets.noteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
+	r.Redact.NoteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
 	r.noteBuild(run, rev, err)
 	return objs, err
 }

@@ -252,7 +252,7 @@ func (r *FlinkBlueGreenReconciler) routeIngress(ctx context.Context, p *v1alpha1
 		clearCondition(conds, v1alpha1.IngressFailedCondition)
 		return 0
 	}
-	msg := secrets.forNamespace(p.Namespace).string(err.Error())
+	msg := r.Redact.ForNamespace(p.Namespace).Scrub(err.Error())
 	reason := ingressReason(err)
 	if setCondition(conds, p.Generation, r.now(), v1alpha1.IngressFailedCondition, metav1.ConditionTrue, reason, msg) {
 		dec.Events = append(dec.Events, bluegreen.Event{Warning: true, Reason: reason, Message: msg})

@@ -50,7 +50,7 @@ func (r *FlinkBlueGreenReconciler) removeFinalizer(ctx context.Context, p *v1alp
 // deadline (see bluegreen.DeletionOverdue): the children, which p owns,
 // are left to the garbage collector.
 func (r *FlinkBlueGreenReconciler) abandonFinalizer(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, cause error) error {
-	msg := secrets.forNamespace(p.Namespace).string(cause.Error())
+	msg := r.Redact.ForNamespace(p.Namespace).Scrub(cause.Error())
 	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "DeletionForced", "Finalize",
 		"the deletion could not savepoint or delete the children past bggitops.dev/savepoint-timeout (%s): the finalizer is removed and the garbage collector deletes the children", msg)
 	return r.removeFinalizer(ctx, p)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/redact"
 )
 
 // kind is how a reconcile ended. Steps say what went wrong by type (a
@@ -102,20 +103,20 @@ func outcomeOf(err error, requeue time.Duration) outcome {
 }
 
 // gitOutcome is the outcome of a GitRepository reconcile, its message
-// scrubbed of secret values (see secrets): the condition, the event, the
+// scrubbed of secret values (see package redact): the condition, the event, the
 // log line, the returned error and, through the condition, the sync commit
 // status all read it.
-func gitOutcome(gr *v1alpha1.GitRepository, err error, requeue time.Duration) outcome {
+func gitOutcome(reg *redact.Registry, gr *v1alpha1.GitRepository, err error, requeue time.Duration) outcome {
 	if err != nil {
-		err = secrets.forSource(client.ObjectKeyFromObject(gr)).error(err)
+		err = reg.ForSource(client.ObjectKeyFromObject(gr)).ScrubError(err)
 	}
 	return outcomeOf(err, requeue)
 }
 
 // deploymentOutcome is gitOutcome for a FlinkBlueGreenDeployment.
-func deploymentOutcome(p *v1alpha1.FlinkBlueGreenDeployment, err error, requeue time.Duration) outcome {
+func deploymentOutcome(reg *redact.Registry, p *v1alpha1.FlinkBlueGreenDeployment, err error, requeue time.Duration) outcome {
 	if err != nil {
-		err = secrets.forNamespace(p.Namespace).error(err)
+		err = reg.ForNamespace(p.Namespace).ScrubError(err)
 	}
 	return outcomeOf(err, requeue)
 }

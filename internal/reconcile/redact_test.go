@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,55 +31,34 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/status"
 )
 
-func TestValueForms(t *testing.T) {
-	s := newScrubber(valueForms("pa\"ss\nword-line-two"))
-	for _, msg := range []string{
-		`raw pa"ss` + "\nword-line-two",
-		"base64 " + base64.StdEncoding.EncodeToString([]byte("pa\"ss\nword-line-two")),
-		`quoted "pa\"ss\nword-line-two"`,
-		"a line of it: word-line-two",
-	} {
-		got := s.string(msg)
-		assert.NotContains(t, got, "word-line-two", msg)
-		assert.Contains(t, got, redacted, msg)
-	}
-	assert.Empty(t, valueForms("yes"), "too short to be worth hiding")
-	assert.Equal(t, "a *** b", newScrubber(append(valueForms("secret"), valueForms("secret-longer")...)).string("a secret-longer b"),
-		"the longer value is replaced whole")
-
-	err := fmt.Errorf("wrapped: %w", &status.RateLimitedError{Message: "token secret"})
-	scrubbed := newScrubber(valueForms("secret")).error(err)
-	assert.Equal(t, "wrapped: rate limited, retry after 0s: token ***", scrubbed.Error())
-	var rl *status.RateLimitedError
-	assert.True(t, errors.As(scrubbed, &rl), "classification by type still works")
-}
-
 // secretFixture records, in a namespace of its own, the values a
 // reconcile may know: a git credential read through secretClient and a
 // Secret of the rendered set.
-func secretFixture(t *testing.T) (ns, credential, rendered string) {
+func secretFixture(t *testing.T) (ns, credential, rendered string, reg *redact.Registry) {
 	ns = fmt.Sprintf("scrub-%d", time.Now().UnixNano())
 	credential, rendered = "git-Passw0rd-"+ns, "rendered-value-"+ns
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-auth"},
 		Data: map[string][]byte{"username": []byte("git"), "password": []byte(credential)}}
-	c := secretClient{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(sec).Build()}
+	reg = redact.NewRegistry()
+	c := secretClient{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(sec).Build(), Redact: reg}
 	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(sec), &corev1.Secret{}))
 	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{"name": "db", "namespace": ns},
 		"data":     map[string]any{"k": base64.StdEncoding.EncodeToString([]byte(rendered))}}}
-	secrets.noteRendered(types.NamespacedName{Namespace: ns, Name: "g"}, []*unstructured.Unstructured{obj})
-	return ns, credential, rendered
+	reg.NoteRendered(types.NamespacedName{Namespace: ns, Name: "g"}, []*unstructured.Unstructured{obj})
+	return ns, credential, rendered, reg
 }
 
 // TestFinishScrubsSecretValues: an error that quotes a credential and a
 // rendered Secret's value (raw and base64) reaches the conditions, the
 // event, the log line and the returned error of both reconcilers as ***.
 func TestFinishScrubsSecretValues(t *testing.T) {
-	ns, credential, rendered := secretFixture(t)
+	ns, credential, rendered, reg := secretFixture(t)
 	quote := fmt.Sprintf("password %s, label %q, data %s", credential, rendered, base64.StdEncoding.EncodeToString([]byte(rendered)))
 	var logs strings.Builder
 	ctx := logf.IntoContext(context.Background(), funcr.New(func(p, a string) { logs.WriteString(p + a + "\n") }, funcr.Options{Verbosity: 10}))
@@ -100,14 +77,14 @@ func TestFinishScrubsSecretValues(t *testing.T) {
 		} {
 			logs.Reset()
 			rec := events.NewFakeRecorder(10)
-			r := &GitRepositoryReconciler{Client: &statusWrites{}, Recorder: rec, Now: func() time.Time { return testNow }}
+			r := &GitRepositoryReconciler{Client: &statusWrites{}, Recorder: rec, Now: func() time.Time { return testNow }, Redact: reg}
 			gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g", Generation: 1}}
 			run := &gitRun{gr: gr, base: gr.DeepCopy(), result: ctrlResult(time.Minute)}
 			_, returned := r.finish(ctx, run, err)
 			require.NotEmpty(t, gr.Status.Conditions)
 			for _, c := range gr.Status.Conditions {
 				check(t, "condition "+c.Type, c.Message)
-				assert.Contains(t, c.Message, redacted)
+				assert.Contains(t, c.Message, redact.Redacted)
 			}
 			check(t, "event", <-rec.Events)
 			check(t, "log", logs.String())
@@ -121,7 +98,7 @@ func TestFinishScrubsSecretValues(t *testing.T) {
 	t.Run("FlinkBlueGreenDeployment", func(t *testing.T) {
 		logs.Reset()
 		rec := events.NewFakeRecorder(10)
-		r := &FlinkBlueGreenReconciler{Client: &statusWrites{}, Recorder: rec, Now: func() time.Time { return testNow }}
+		r := &FlinkBlueGreenReconciler{Client: &statusWrites{}, Recorder: rec, Now: func() time.Time { return testNow }, Redact: reg}
 		p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job", Generation: 1}}
 		_, returned := r.finish(ctx, p, 0, rejectedAgain(errors.New(quote)))
 		require.NoError(t, returned)
@@ -151,12 +128,12 @@ func forgeEcho(t *testing.T, echo string) (*httptest.Server, *atomic.Int32) {
 // TestCommitStatusScrubsSecretValues: a description and a forge error
 // that carry secret values are posted and shown as ***.
 func TestCommitStatusScrubsSecretValues(t *testing.T) {
-	ns, _, rendered := secretFixture(t)
+	ns, _, rendered, reg := secretFixture(t)
 	forge, _ := forgeEcho(t, rendered)
 	const token = "ghp_scrubTestToken0123"
 	tokenSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "forge"}, Data: map[string][]byte{"token": []byte(token)}}
 	c := &CommitStatusReporter{Client: fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tokenSecret).Build(),
-		AllowInsecureHTTP: true, Now: func() time.Time { return testNow }}
+		AllowInsecureHTTP: true, Now: func() time.Time { return testNow }, Redact: reg}
 	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g", Generation: 1},
 		Spec: v1alpha1.GitRepositorySpec{CommitStatus: &v1alpha1.CommitStatusSpec{Provider: "github", Address: forge.URL,
 			Repository: "org/repo", SecretRef: v1alpha1.LocalObjectReference{Name: "forge"}}}}
@@ -165,9 +142,9 @@ func TestCommitStatusScrubsSecretValues(t *testing.T) {
 		Message: "label " + rendered}}
 	desired := status.SyncDesired(gr)
 	require.Len(t, desired, 1)
-	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, secrets.forSource(client.ObjectKeyFromObject(gr)), nil, nil)
+	err := c.report(context.Background(), gr, desired, &gr.Status.CommitStatuses, reg.ForSource(client.ObjectKeyFromObject(gr)), nil, nil)
 	require.Error(t, err)
-	assert.Equal(t, "label "+redacted, desired[0].Status.Description, "the description posted")
+	assert.Equal(t, "label "+redact.Redacted, desired[0].Status.Description, "the description posted")
 	assert.NotContains(t, err.Error(), rendered)
 	assert.NotContains(t, err.Error(), token)
 }
@@ -267,62 +244,4 @@ func (s *secretReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 		s.n.Add(1)
 	}
 	return s.Client.Get(ctx, key, obj, opts...)
-}
-
-// TestGeneratorValues: after a failed build the values the
-// secretGenerators read are known (a malformed literal whole), files
-// outside the checkout are not read.
-func TestGeneratorValues(t *testing.T) {
-	root, outside := t.TempDir(), t.TempDir()
-	write := func(dir, name, data string) {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600))
-	}
-	write(outside, "stolen.env", "OTHER=other-tenant-value\n")
-	write(root, "base/db.env", "USER=app\nPASSWORD=env-Passw0rd\n")
-	write(root, "base/key.pem", "-----BEGIN KEY-----\nMIIBkeyLINE\n-----END KEY-----\n")
-	write(root, "base/kustomization.yaml", `secretGenerator:
-- name: db
-  literals: ["password:literal-Passw0rd", "token=literal-T0ken"]
-  envs: [db.env, ../../`+filepath.Base(outside)+`/stolen.env]
-  files: [tls.key=key.pem]
-`)
-	require.NoError(t, os.Symlink(filepath.Join(outside, "stolen.env"), filepath.Join(root, "base", "link.env")))
-	write(root, "overlay/kustomization.yaml", "resources: [../base]\nsecretGenerator:\n- name: x\n  envs: [../base/link.env]\n")
-
-	s := scrubberOf(generatorValues(root))
-	for _, v := range []string{"password:literal-Passw0rd", "literal-T0ken", "env-Passw0rd", "MIIBkeyLINE"} {
-		assert.Equal(t, "a "+redacted+" b", s.string("a "+v+" b"), v)
-	}
-	assert.Equal(t, "other-tenant-value", s.string("other-tenant-value"), "read outside the checkout")
-}
-
-// TestScrubberLeavesWordsAndNamesAlone: a value is replaced where it
-// stands on its own, not inside a longer word; and a Secret value that is
-// also the name of a rendered object (a Kafka user named after its job)
-// is not scrubbed from messages about that object.
-func TestScrubberLeavesWordsAndNamesAlone(t *testing.T) {
-	s := newScrubber(valueForms("test"))
-	assert.Equal(t, "image latest, *** and user:***@host, \"***\", ***", s.string(`image latest, test and user:test@host, "test", test`))
-	assert.Equal(t, "***-blue", s.string("test-blue"), "a delimiter is not part of a word")
-	assert.Equal(t, "a ***", newScrubber(valueForms("p@ss!")).string("a p@ss!"), "a value that ends in punctuation")
-
-	id := types.NamespacedName{Namespace: "names-" + fmt.Sprint(time.Now().UnixNano()), Name: "repo"}
-	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{"name": "state-machine-kafka", "namespace": id.Namespace},
-		"data": map[string]any{
-			"KAFKA_USERNAME": base64.StdEncoding.EncodeToString([]byte("state-machine")),
-			"KAFKA_PASSWORD": base64.StdEncoding.EncodeToString([]byte("change-me")),
-		}}}
-	job := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "bggitops.dev/v1alpha1", "kind": "FlinkBlueGreenDeployment",
-		"metadata": map[string]any{"name": "state-machine", "namespace": id.Namespace}}}
-	secrets.noteRendered(id, []*unstructured.Unstructured{secret, job})
-	assert.Equal(t, "state-machine-blue active, password ***", secrets.forNamespace(id.Namespace).string("state-machine-blue active, password change-me"))
-}
-
-// scrubberOf is the scrubber of what c collected, as the registry keeps it.
-func scrubberOf(c *collector) scrubber {
-	var s scrubber
-	s.take(newRecord(c), "")
-	return s
 }

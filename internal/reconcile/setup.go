@@ -28,6 +28,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/worker"
@@ -134,15 +135,18 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	reporter := &CommitStatusReporter{Client: secretReading(mgr), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
-		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence}
+	// One record of Secret values for the controller: what one reconciler
+	// or the receiver reads, the others scrub too.
+	reg := redact.NewRegistry()
+	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
+		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg}
 	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
 		return err
 	}
 	if err := setupFlinkBlueGreen(mgr, o, applier, reporter); err != nil {
 		return err
 	}
-	return setupReceiver(mgr, o)
+	return setupReceiver(mgr, o, reg)
 }
 
 func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
@@ -152,7 +156,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	}
 	slots := o.namespaceSlots()
 	r := &GitRepositoryReconciler{
-		Client: secretReading(mgr), Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Client: secretReading(mgr, reporter.Redact), Redact: reporter.Redact, Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper(), Worker: o.RenderWorker},
 		Worker:   o.RenderWorker,
 		Cache:    cache, Slots: slots, Commit: reporter,
@@ -189,7 +193,7 @@ func (w warmWorkers) Start(ctx context.Context) error {
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	slots := o.namespaceSlots()
 	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
-		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence}
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence, Redact: reporter.Redact}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -236,7 +240,7 @@ func checkExternalURL(raw string) error {
 }
 
 // setupReceiver serves push webhooks on its own address.
-func setupReceiver(mgr ctrl.Manager, o Options) error {
+func setupReceiver(mgr ctrl.Manager, o Options, reg *redact.Registry) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.GitRepository{},
 		source.WebhookPathIndex, source.IndexWebhookPath); err != nil {
 		return fmt.Errorf("index webhook paths: %w", err)
@@ -244,7 +248,7 @@ func setupReceiver(mgr ctrl.Manager, o Options) error {
 	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
 		return nil
 	}
-	rc := &source.Receiver{Client: secretReading(mgr), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	rc := &source.Receiver{Client: secretReading(mgr, reg), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
 	// A replica is ready once its receiver listens: the manager starts the
 	// receiver only after the caches synced, and until then a webhook the
 	// Service routes to this replica would be refused.

@@ -118,7 +118,7 @@ func knownBuildError(f *v1alpha1.WorkerFailure) error {
 // ref, a requested retry) keeps the record as it is: only its measured
 // peak differs, and the status would churn.
 func (r *GitRepositoryReconciler) recordWorkerFailure(run *gitRun, f v1alpha1.WorkerFailure) {
-	f.Message = secrets.forSource(client.ObjectKeyFromObject(run.gr)).string(f.Message)
+	f.Message = r.Redact.ForSource(client.ObjectKeyFromObject(run.gr)).Scrub(f.Message)
 	old := run.gr.Status.LastWorkerFailure
 	if old != nil && old.Stage == f.Stage && old.Revision == f.Revision && old.Path == f.Path &&
 		old.TargetNamespace == f.TargetNamespace && withoutPeak(old.Message) == withoutPeak(f.Message) {

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package redact
 
 import (
 	"cmp"
@@ -82,7 +82,7 @@ func (m *matcher) find(msg string, spans []span, work *int) []span {
 }
 
 // at is the span f redacts if its text, at msg[i:], stands on its own: a
-// whole spelling where it is delimited (see scrubber.string), an anchor
+// whole spelling where it is delimited (see Scrubber.string), an anchor
 // where its outer end is, and then what its spelling would cover.
 func (f form) at(msg string, i int) (span, bool) {
 	end := i + len(f.text)
@@ -98,23 +98,27 @@ func (f form) at(msg string, i int) (span, bool) {
 	return span{i, end}, delimited(msg, i, end, f.text)
 }
 
-// scrubber replaces known secret values in messages; withheld, it replaces
+// Scrubber replaces known secret values in messages; withheld, it replaces
 // every message (see withheldMessage).
-type scrubber struct {
+type Scrubber struct {
 	matchers []*matcher
 	withheld bool
 }
 
-func newScrubber(forms []form) scrubber {
+// ForValue is the scrubber of one value, in every spelling (a forge token
+// while it is sent).
+func ForValue(v string) Scrubber { return newScrubber(valueForms(v)) }
+
+func newScrubber(forms []form) Scrubber {
 	if m := newMatcher(forms); m != nil {
-		return scrubber{matchers: []*matcher{m}}
+		return Scrubber{matchers: []*matcher{m}}
 	}
-	return scrubber{}
+	return Scrubber{}
 }
 
-// and is a scrubber of the values of both.
-func (s scrubber) and(other scrubber) scrubber {
-	return scrubber{matchers: append(slices.Clip(s.matchers), other.matchers...), withheld: s.withheld || other.withheld}
+// and is a Scrubber of the values of both.
+func (s Scrubber) And(other Scrubber) Scrubber {
+	return Scrubber{matchers: append(slices.Clip(s.matchers), other.matchers...), withheld: s.withheld || other.withheld}
 }
 
 // string replaces every occurrence of a form that is not part of a longer
@@ -124,7 +128,7 @@ func (s scrubber) and(other scrubber) scrubber {
 // Where an error glues a value to letters or digits it is no longer that
 // value's spelling: kustomize, the API server and forges quote or
 // delimit what they echo. Occurrences that overlap are replaced as one.
-func (s scrubber) string(msg string) string {
+func (s Scrubber) Scrub(msg string) string {
 	if s.withheld {
 		return withheldMessage
 	}
@@ -153,7 +157,7 @@ func redact(msg string, spans []span) string {
 			end = max(end, spans[i].end)
 		}
 		b.WriteString(msg[done:start])
-		b.WriteString(redacted)
+		b.WriteString(Redacted)
 		done = end
 	}
 	b.WriteString(msg[done:])
@@ -176,12 +180,12 @@ func alnum(c byte) bool {
 
 // error is err with a scrubbed message; errors.Is and errors.As still see
 // err (classification is by type, never by text).
-func (s scrubber) error(err error) error {
+func (s Scrubber) ScrubError(err error) error {
 	if err == nil || len(s.matchers) == 0 && !s.withheld {
 		return err
 	}
 	msg := err.Error()
-	if clean := s.string(msg); clean != msg {
+	if clean := s.Scrub(msg); clean != msg {
 		return &scrubbedError{msg: clean, err: err}
 	}
 	return err

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package redact
 
 import (
 	"bytes"
@@ -51,14 +51,17 @@ const (
 // errScanBound: the scan hit one of its bounds.
 var errScanBound = errors.New("checkout scan over its bounds")
 
-// noteBuild records what a GitRepository's build can reveal: the Secrets
+// NoteBuild records what a GitRepository's build can reveal: the Secrets
 // of the rendered set when it succeeded; when it failed, the values its
 // kustomizations generate Secrets from (kustomize quotes them in its
 // errors: a literal written "password:s3cret" instead of
 // "password=s3cret" comes back whole in "invalid literal source").
-func (s *secretRegistry) noteBuild(source types.NamespacedName, dir string, objs []*unstructured.Unstructured, err error) {
+func (s *Registry) NoteBuild(source types.NamespacedName, dir string, objs []*unstructured.Unstructured, err error) {
+	if s == nil {
+		return
+	}
 	if err == nil {
-		s.noteRendered(source, objs)
+		s.NoteRendered(source, objs)
 		s.noteGenerated(source, nil)
 		return
 	}

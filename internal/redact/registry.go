@@ -4,10 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package redact
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -16,15 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // Secret values never reach a condition, an event, a log line or a commit
 // status. Errors quote what they were given: the API server quotes an
 // invalid field value (a Secret's value copied into a label by a kustomize
 // replacement), a forge or proxy may echo the request's Authorization
-// header. So every message the reconcilers publish passes one scrubber
+// header. So every message the reconcilers publish passes one Scrubber
 // (gitOutcome and deploymentOutcome, the commit status reporter, the
 // rejection of a blue/green decision) that replaces the values of
 //
@@ -35,15 +32,15 @@ import (
 //
 // in every spelling an error may use (raw, base64 as in a Secret's data,
 // quoted and JSON-escaped, and line by line for multi-line values such as
-// keys), with redacted, where they stand on their own (scrubber.string).
+// keys), with Redacted, where they stand on their own (Scrubber.string).
 // Values shorter than minSecretLen are left alone: replacing "1" or "yes"
 // everywhere would garble every message while hiding nothing; so are
-// values that are public names anyway (noteRendered). What is kept of the
+// values that are public names anyway (NoteRendered). What is kept of the
 // values is bounded (see form, maxSourceBytes, maxRegistryBytes): values
 // it cannot keep are never dropped, the messages that could show them are
 // withheld instead.
 const (
-	redacted     = "***"
+	Redacted     = "***"
 	minSecretLen = 4
 )
 
@@ -64,24 +61,25 @@ var withheldMessage = fmt.Sprintf("message withheld: the repository's Secret val
 // until the rest fits: whoever keeps the most pays first.
 const maxRegistryBytes = 64 << 20
 
-// secrets is the process's record of the values to scrub. It is shared by
-// every manager in the process (tests run several): more values scrubbed
-// only ever hides more.
-var secrets = newSecretRegistry(maxRegistryBytes)
+// NewRegistry is an empty registry, bounded by maxRegistryBytes. A
+// controller keeps one and hands it to everything that reads Secrets or
+// publishes messages.
+// A nil *Registry records nothing and scrubs nothing.
+func NewRegistry() *Registry { return newRegistry(maxRegistryBytes) }
 
-// secretRegistry remembers secret values by where they live, so that a
+// Registry remembers secret values by where they live, so that a
 // message about an object is scrubbed of the values its readers could
 // otherwise learn from it: a GitRepository's messages of the values of its
 // render (in whatever namespace) and of the Secrets read in its namespace,
 // a FlinkBlueGreenDeployment's of every known value in its namespace.
-type secretRegistry struct {
+type Registry struct {
 	mu         sync.RWMutex
 	maxCost    int
 	cost       int // of every record
 	rendered   map[types.NamespacedName]*record
 	renderedIn map[string]map[types.NamespacedName]*record // namespace → the renders with Secrets there
 	// generated: GitRepository → the values its secretGenerators read,
-	// known after a failed build (see noteBuild); cleared by a good one.
+	// known after a failed build (see NoteBuild); cleared by a good one.
 	generated map[types.NamespacedName]*record
 	read      map[string]map[string]*record // namespace → Secret → its values
 }
@@ -96,8 +94,8 @@ type record struct {
 	withheld bool // its values are not kept: withhold what could show them
 }
 
-func newSecretRegistry(maxCost int) *secretRegistry {
-	return &secretRegistry{maxCost: maxCost, rendered: map[types.NamespacedName]*record{},
+func newRegistry(maxCost int) *Registry {
+	return &Registry{maxCost: maxCost, rendered: map[types.NamespacedName]*record{},
 		renderedIn: map[string]map[types.NamespacedName]*record{}, generated: map[types.NamespacedName]*record{},
 		read: map[string]map[string]*record{}}
 }
@@ -117,8 +115,11 @@ func newRecord(c *collector) *record {
 	return r
 }
 
-// noteSecret records the values of a Secret the controller read.
-func (s *secretRegistry) noteSecret(sec *corev1.Secret) {
+// NoteSecret records the values of a Secret the controller read.
+func (s *Registry) NoteSecret(sec *corev1.Secret) {
+	if s == nil {
+		return
+	}
 	c := newCollector()
 	for _, v := range sec.Data {
 		c.value(sec.Namespace, string(v))
@@ -140,7 +141,7 @@ func (s *secretRegistry) noteSecret(sec *corev1.Secret) {
 	s.fit()
 }
 
-// noteRendered records the values of the Secrets among the objects a
+// NoteRendered records the values of the Secrets among the objects a
 // GitRepository rendered (namespace set: they are stamped and defaulted).
 //
 // A value that is also the name or namespace of a rendered object, or of
@@ -148,7 +149,10 @@ func (s *secretRegistry) noteSecret(sec *corev1.Secret) {
 // name anyway, and scrubbing it would garble every message about the
 // object (a Kafka user named after the job it belongs to, "state-machine",
 // would turn "state-machine-blue active" into "***-blue active").
-func (s *secretRegistry) noteRendered(source types.NamespacedName, objs []*unstructured.Unstructured) {
+func (s *Registry) NoteRendered(source types.NamespacedName, objs []*unstructured.Unstructured) {
+	if s == nil {
+		return
+	}
 	public := map[string]bool{source.Name: true, source.Namespace: true}
 	for _, u := range objs {
 		public[u.GetName()], public[u.GetNamespace()] = true, true
@@ -189,7 +193,7 @@ func renderedValues(u *unstructured.Unstructured) []string {
 	return out
 }
 
-func (s *secretRegistry) setRendered(source types.NamespacedName, r *record) {
+func (s *Registry) setRendered(source types.NamespacedName, r *record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.rendered[source]; old != nil {
@@ -215,7 +219,7 @@ func (s *secretRegistry) setRendered(source types.NamespacedName, r *record) {
 	s.fit()
 }
 
-func (s *secretRegistry) noteGenerated(source types.NamespacedName, r *record) {
+func (s *Registry) noteGenerated(source types.NamespacedName, r *record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replace(s.generated[source], r)
@@ -228,7 +232,7 @@ func (s *secretRegistry) noteGenerated(source types.NamespacedName, r *record) {
 
 // replace accounts for r taking old's place; the maps are the caller's.
 // Locked.
-func (s *secretRegistry) replace(old, r *record) {
+func (s *Registry) replace(old, r *record) {
 	if old != nil {
 		s.cost -= old.cost
 	}
@@ -239,7 +243,7 @@ func (s *secretRegistry) replace(old, r *record) {
 
 // fit withholds the largest records while the registry is over its bound.
 // Locked.
-func (s *secretRegistry) fit() {
+func (s *Registry) fit() {
 	for s.cost > s.maxCost {
 		largest := s.largest()
 		if largest == nil || largest.cost == 0 {
@@ -254,7 +258,7 @@ func (s *secretRegistry) fit() {
 }
 
 // largest is the record that costs the most. Locked.
-func (s *secretRegistry) largest() *record {
+func (s *Registry) largest() *record {
 	var top *record
 	consider := func(r *record) {
 		if top == nil || r.cost > top.cost {
@@ -275,9 +279,12 @@ func (s *secretRegistry) largest() *record {
 	return top
 }
 
-// forSource is the scrubber of a GitRepository's messages: the values of
+// ForSource is the Scrubber of a GitRepository's messages: the values of
 // its own render, wherever they landed, and all known in its namespace.
-func (s *secretRegistry) forSource(source types.NamespacedName) scrubber {
+func (s *Registry) ForSource(source types.NamespacedName) Scrubber {
+	if s == nil {
+		return Scrubber{}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	sc := s.inNamespace(source.Namespace)
@@ -286,16 +293,19 @@ func (s *secretRegistry) forSource(source types.NamespacedName) scrubber {
 	return sc
 }
 
-// forNamespace is the scrubber of the messages of an object in ns: the
+// ForNamespace is the Scrubber of the messages of an object in ns: the
 // values of every Secret known in ns, rendered or read.
-func (s *secretRegistry) forNamespace(ns string) scrubber {
+func (s *Registry) ForNamespace(ns string) Scrubber {
+	if s == nil {
+		return Scrubber{}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.inNamespace(ns)
 }
 
-func (s *secretRegistry) inNamespace(ns string) scrubber {
-	var sc scrubber
+func (s *Registry) inNamespace(ns string) Scrubber {
+	var sc Scrubber
 	for _, r := range s.renderedIn[ns] {
 		sc.take(r, ns)
 	}
@@ -307,7 +317,7 @@ func (s *secretRegistry) inNamespace(ns string) scrubber {
 
 // take adds the values of r in ns ("": in every namespace); r withheld,
 // sc withholds.
-func (sc *scrubber) take(r *record, ns string) {
+func (sc *Scrubber) take(r *record, ns string) {
 	switch {
 	case r == nil:
 	case r.withheld:
@@ -323,51 +333,4 @@ func (sc *scrubber) take(r *record, ns string) {
 			}
 		}
 	}
-}
-
-// secretClient reads Secrets from the API server and records their
-// values, so that the credentials in use are scrubbed whatever reads them.
-// Read through the manager's cached client, one Secret would make it
-// list and watch every Secret in the cluster and keep them in memory; the
-// controller needs a few, now and then (see ClientOptions, which makes
-// the manager's client read Secrets directly too).
-type secretClient struct {
-	client.Client
-	// Live reads Secrets; Client when nil.
-	Live client.Reader
-}
-
-func (c secretClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	sec, ok := obj.(*corev1.Secret)
-	if !ok {
-		return c.Client.Get(ctx, key, obj, opts...)
-	}
-	var reader client.Reader = c.Client
-	if c.Live != nil {
-		reader = c.Live
-	}
-	if err := reader.Get(ctx, key, sec, opts...); err != nil {
-		return err
-	}
-	if sec.Type == corev1.SecretTypeServiceAccountToken {
-		// A tenant may create such a Secret for any account of its
-		// namespace; used as a forge token or git credential, it would
-		// send that account's token wherever the spec points.
-		*sec = corev1.Secret{}
-		return fmt.Errorf("Secret %s is a ServiceAccount token (type %s): it is never used as a credential", key.Name, corev1.SecretTypeServiceAccountToken)
-	}
-	secrets.noteSecret(sec)
-	return nil
-}
-
-// ClientOptions are the client options of a manager that runs the
-// reconcilers: Secrets are never cached (no list or watch of Secrets; the
-// controller's role grants only get).
-func ClientOptions() client.Options {
-	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
-}
-
-// secretReading is mgr's client reading Secrets as secretClient does.
-func secretReading(mgr manager.Manager) client.Client {
-	return secretClient{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}
 }

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package redact
 
 import (
 	"encoding/base64"
@@ -21,7 +21,7 @@ import (
 // anchors instead, so a long value costs about its lines.
 const (
 	// maxWholeForm: spellings up to this length are matched whole,
-	// delimited at both ends (see scrubber.string): passwords, tokens,
+	// delimited at both ends (see Scrubber.string): passwords, tokens,
 	// usernames. Longer ones (certificates, keys, bundles, files) cannot
 	// be whole in an event (its note holds 1 KiB), a commit status (140
 	// characters) or a forge error (200), only in a condition (32 KiB) or
@@ -46,10 +46,10 @@ const (
 	maxSourceBytes = 8 << 20
 )
 
-// A form is what the scrubber looks for: one spelling of a secret value,
+// A form is what the Scrubber looks for: one spelling of a secret value,
 // or, for a spelling longer than maxWholeForm, one of its anchors, its
 // first or last anchorLen bytes. An anchor found redacts the span the
-// whole spelling would cover from there, so the value is redacted whole
+// whole spelling would cover from there, so the value is Redacted whole
 // (or what of it the message holds, cut short) while the registry keeps
 // 128 bytes of it.
 type form struct {

@@ -4,7 +4,7 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package reconcile
+package redact
 
 import (
 	"encoding/base64"
@@ -82,13 +82,13 @@ func TestGeneratorScanFanOutBounded(t *testing.T) {
 	assert.Less(t, c.cost, 16<<10)
 	assert.Less(t, grown, int64(4<<20), "retained heap")
 
-	var s scrubber
+	var s Scrubber
 	s.take(kept.(*record), "")
-	assert.Equal(t, "a *** b", s.string("a "+big+" b"))
-	assert.Equal(t, "data ***", s.string("data "+base64.StdEncoding.EncodeToString([]byte(big))))
-	assert.NotContains(t, s.string("cut "+big[:5000]), "xxxx", "cut short, what is there is redacted")
+	assert.Equal(t, "a *** b", s.Scrub("a "+big+" b"))
+	assert.Equal(t, "data ***", s.Scrub("data "+base64.StdEncoding.EncodeToString([]byte(big))))
+	assert.NotContains(t, s.Scrub("cut "+big[:5000]), "xxxx", "cut short, what is there is Redacted")
 	for _, v := range []string{"gen-Passw0rd", "MIIBkeyLINE"} {
-		assert.Equal(t, "a *** b", s.string("a "+v+" b"), v)
+		assert.Equal(t, "a *** b", s.Scrub("a "+v+" b"), v)
 	}
 }
 
@@ -96,6 +96,7 @@ func TestGeneratorScanFanOutBounded(t *testing.T) {
 // more than the scan's bounds gets its messages withheld, whole, while the
 // build fails; a good build clears it.
 func TestGeneratorScanOverBoundsWithheld(t *testing.T) {
+	reg := NewRegistry()
 	distinct := map[string]string{}
 	var names []string
 	for i := range 10 {
@@ -129,15 +130,15 @@ func TestGeneratorScanOverBoundsWithheld(t *testing.T) {
 			assert.True(t, c.over)
 
 			src := types.NamespacedName{Namespace: "withheld-" + strconv.FormatInt(time.Now().UnixNano(), 36), Name: "g"}
-			secrets.noteBuild(src, root, nil, errors.New("failed"))
+			reg.NoteBuild(src, root, nil, errors.New("failed"))
 			err := fmt.Errorf("kustomize build failed: %w", errors.New("invalid literal line-7 "+distinct["big0.txt"][:100]))
-			scrubbed := secrets.forSource(src).error(err)
+			scrubbed := reg.ForSource(src).ScrubError(err)
 			assert.Equal(t, withheldMessage, scrubbed.Error())
 			assert.ErrorIs(t, scrubbed, errors.Unwrap(err))
-			assert.Equal(t, withheldMessage, secrets.forNamespace(src.Namespace).and(secrets.forSource(src)).string("x"))
+			assert.Equal(t, withheldMessage, reg.ForNamespace(src.Namespace).And(reg.ForSource(src)).Scrub("x"))
 
-			secrets.noteBuild(src, root, nil, nil)
-			assert.Equal(t, "line-7", secrets.forSource(src).string("line-7"), "a good build clears it")
+			reg.NoteBuild(src, root, nil, nil)
+			assert.Equal(t, "line-7", reg.ForSource(src).Scrub("line-7"), "a good build clears it")
 		})
 	}
 	assert.Contains(t, withheldMessage, "too large to scrub")
@@ -155,7 +156,7 @@ func TestGeneratorScanParsesOnlyGenerators(t *testing.T) {
 	})
 	c := generatorValues(root)
 	require.False(t, c.over)
-	assert.Equal(t, "a ***", scrubberOf(c).string("a Upper-Case-S3cret"))
+	assert.Equal(t, "a ***", scrubberOf(c).Scrub("a Upper-Case-S3cret"))
 	assert.False(t, mayGenerateSecrets([]byte("resources: [a.yaml]\n")))
 	for _, k := range []string{"SecretGenerator: []", "\"secret\\u0047enerator\": []", "? !!binary c2VjcmV0R2VuZXJhdG9y\n: []"} {
 		assert.True(t, mayGenerateSecrets([]byte(k)), k)
@@ -173,41 +174,42 @@ func renderedSecret(ns, value string) *unstructured.Unstructured {
 // than a source may keep has its messages, and those of the namespaces
 // its Secrets went to, withheld; a smaller render scrubs again.
 func TestRenderedOverBoundWithheld(t *testing.T) {
+	reg := NewRegistry()
 	src := types.NamespacedName{Namespace: "render-" + strconv.FormatInt(time.Now().UnixNano(), 36), Name: "g"}
 	other := src.Namespace + "-other"
 	var lines strings.Builder
 	for i := range maxSourceForms {
 		fmt.Fprintf(&lines, "secret-line-%d\n", i)
 	}
-	secrets.noteRendered(src, []*unstructured.Unstructured{renderedSecret(src.Namespace, "small-Secret"), renderedSecret(other, lines.String())})
-	assert.Equal(t, withheldMessage, secrets.forSource(src).string("secret-line-7"))
-	assert.Equal(t, withheldMessage, secrets.forNamespace(other).string("secret-line-7"))
-	assert.Equal(t, "nothing", secrets.forNamespace(src.Namespace+"-third").string("nothing"))
+	reg.NoteRendered(src, []*unstructured.Unstructured{renderedSecret(src.Namespace, "small-Secret"), renderedSecret(other, lines.String())})
+	assert.Equal(t, withheldMessage, reg.ForSource(src).Scrub("secret-line-7"))
+	assert.Equal(t, withheldMessage, reg.ForNamespace(other).Scrub("secret-line-7"))
+	assert.Equal(t, "nothing", reg.ForNamespace(src.Namespace+"-third").Scrub("nothing"))
 
-	secrets.noteRendered(src, []*unstructured.Unstructured{renderedSecret(other, "small-Secret")})
-	assert.Equal(t, "a ***", secrets.forSource(src).string("a small-Secret"))
-	assert.Equal(t, "a ***", secrets.forNamespace(other).string("a small-Secret"))
-	assert.Equal(t, "a small-Secret", secrets.forNamespace(src.Namespace).string("a small-Secret"), "not in that namespace any more")
+	reg.NoteRendered(src, []*unstructured.Unstructured{renderedSecret(other, "small-Secret")})
+	assert.Equal(t, "a ***", reg.ForSource(src).Scrub("a small-Secret"))
+	assert.Equal(t, "a ***", reg.ForNamespace(other).Scrub("a small-Secret"))
+	assert.Equal(t, "a small-Secret", reg.ForNamespace(src.Namespace).Scrub("a small-Secret"), "not in that namespace any more")
 }
 
 // TestRegistryBound: over its bound, the registry withholds its largest
 // sources first; the others are scrubbed as before.
 func TestRegistryBound(t *testing.T) {
-	reg := newSecretRegistry(64 << 10)
+	reg := newRegistry(64 << 10)
 	small, large := types.NamespacedName{Namespace: "a", Name: "small"}, types.NamespacedName{Namespace: "b", Name: "large"}
-	reg.noteRendered(small, []*unstructured.Unstructured{renderedSecret("a", "small-Secret")})
+	reg.NoteRendered(small, []*unstructured.Unstructured{renderedSecret("a", "small-Secret")})
 	var lines strings.Builder
 	for i := range 1000 {
 		fmt.Fprintf(&lines, "large-secret-%d\n", i)
 	}
-	reg.noteRendered(large, []*unstructured.Unstructured{renderedSecret("b", lines.String())})
-	assert.Equal(t, withheldMessage, reg.forSource(large).string("large-secret-7"))
-	assert.Equal(t, "a ***", reg.forSource(small).string("a small-Secret"))
+	reg.NoteRendered(large, []*unstructured.Unstructured{renderedSecret("b", lines.String())})
+	assert.Equal(t, withheldMessage, reg.ForSource(large).Scrub("large-secret-7"))
+	assert.Equal(t, "a ***", reg.ForSource(small).Scrub("a small-Secret"))
 	assert.LessOrEqual(t, reg.cost, reg.maxCost)
 }
 
 // TestLongValueAnchors: a value longer than maxWholeForm is kept as the
-// anchors of its spellings and its lines; it is still redacted whole in
+// anchors of its spellings and its lines; it is still Redacted whole in
 // each spelling, cut short at either end, and line by line.
 func TestLongValueAnchors(t *testing.T) {
 	var b strings.Builder
@@ -235,13 +237,13 @@ func TestLongValueAnchors(t *testing.T) {
 		"start cut":   v[len(v)/2:] + " end",
 		"quoted, cut": "value " + q[:len(q)/3],
 	} {
-		got := s.string(msg)
+		got := s.Scrub(msg)
 		assert.NotContains(t, got, fmt.Sprintf("%064d", 100*7919), what)
 		assert.NotContains(t, got, fmt.Sprintf("%064d", 199*7919), what)
 	}
-	assert.Equal(t, "value *** end", s.string("value "+v+" end"))
-	assert.Equal(t, `value "***" end`, s.string("value "+q+" end"))
-	assert.Equal(t, "line *** here", s.string(fmt.Sprintf("line %064d here", 50*7919)))
+	assert.Equal(t, "value *** end", s.Scrub("value "+v+" end"))
+	assert.Equal(t, `value "***" end`, s.Scrub("value "+q+" end"))
+	assert.Equal(t, "line *** here", s.Scrub(fmt.Sprintf("line %064d here", 50*7919)))
 }
 
 // TestScrubWorkBound: forms that share their first bytes with a long
@@ -254,9 +256,9 @@ func TestScrubWorkBound(t *testing.T) {
 	}
 	s := newScrubber(forms)
 	start := time.Now()
-	assert.Equal(t, withheldMessage, s.string(strings.Repeat("a", 1<<16)))
+	assert.Equal(t, withheldMessage, s.Scrub(strings.Repeat("a", 1<<16)))
 	assert.Less(t, time.Since(start), 2*time.Second)
-	assert.Equal(t, "x ***", s.string("x aaaaaaa!"), "a short message is scrubbed")
+	assert.Equal(t, "x ***", s.Scrub("x aaaaaaa!"), "a short message is scrubbed")
 }
 
 // pemOf is a PEM block of n lines, distinct by seed.
@@ -273,7 +275,7 @@ func pemOf(kind string, n, seed int) string {
 // BenchmarkScrub: a 30 KiB message, scrubbed of the values of a render of
 // 300 TLS Secrets (certificate, key, CA) and 300 passwords.
 func BenchmarkScrub(b *testing.B) {
-	reg := newSecretRegistry(maxRegistryBytes)
+	reg := newRegistry(maxRegistryBytes)
 	src := types.NamespacedName{Namespace: "bench", Name: "g"}
 	var objs []*unstructured.Unstructured
 	for i := range 300 {
@@ -281,13 +283,13 @@ func BenchmarkScrub(b *testing.B) {
 			objs = append(objs, renderedSecret("bench", v))
 		}
 	}
-	reg.noteRendered(src, objs)
-	require.False(b, reg.forSource(src).withheld)
+	reg.NoteRendered(src, objs)
+	require.False(b, reg.ForSource(src).withheld)
 	msg := strings.Repeat("the API server says Invalid value: \"passw0rd-17-xyz\"; ", 600)
-	require.NotContains(b, reg.forSource(src).string(msg), "passw0rd")
+	require.NotContains(b, reg.ForSource(src).Scrub(msg), "passw0rd")
 	b.ResetTimer()
 	for range b.N {
-		reg.forSource(src).string(msg)
+		reg.ForSource(src).Scrub(msg)
 	}
 }
 
@@ -295,25 +297,25 @@ func BenchmarkScrub(b *testing.B) {
 // replaced and withheld (run with -race); in the end each source's values
 // are scrubbed or its messages withheld.
 func TestRegistryConcurrent(t *testing.T) {
-	reg := newSecretRegistry(8 << 10)
+	reg := newRegistry(8 << 10)
 	srcs := []types.NamespacedName{{Namespace: "a", Name: "x"}, {Namespace: "b", Name: "y"}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := range 200 {
 			src := srcs[i%2]
-			reg.noteRendered(src, []*unstructured.Unstructured{renderedSecret(src.Namespace, strings.Repeat(fmt.Sprintf("value-%d\n", i), 1+i%40))})
+			reg.NoteRendered(src, []*unstructured.Unstructured{renderedSecret(src.Namespace, strings.Repeat(fmt.Sprintf("value-%d\n", i), 1+i%40))})
 		}
 	}()
 	for {
 		select {
 		case <-done:
 			assert.LessOrEqual(t, reg.cost, reg.maxCost)
-			assert.NotContains(t, reg.forSource(srcs[0]).string("value-198"), "value-198", "scrubbed or withheld")
-			assert.NotContains(t, reg.forSource(srcs[1]).string("value-199"), "value-199", "scrubbed or withheld")
+			assert.NotContains(t, reg.ForSource(srcs[0]).Scrub("value-198"), "value-198", "scrubbed or withheld")
+			assert.NotContains(t, reg.ForSource(srcs[1]).Scrub("value-199"), "value-199", "scrubbed or withheld")
 			return
 		default:
-			reg.forSource(srcs[0]).and(reg.forNamespace("b")).string("value-1 value-2")
+			reg.ForSource(srcs[0]).And(reg.ForNamespace("b")).Scrub("value-1 value-2")
 		}
 	}
 }
