@@ -100,14 +100,21 @@ func applyFailure(err error) error {
 // costs one status write. With commit statuses the write is needed: the
 // rollout status of a first deployment is posted only once the
 // GitRepository shows it applies that revision (sourceOf).
+//
+// A Ready=True of the previous revision becomes Unknown meanwhile: kstatus
+// (kubectl wait, Flux, Argo CD) never reads Ready=True beside
+// Reconciling=True. A Ready=False keeps saying how the last attempt ended.
 func (r *GitRepositoryReconciler) startRevision(ctx context.Context, run *gitRun, rev string) error {
 	gr := run.gr
 	if gr.Status.LastAppliedRevision == rev && gr.Status.LastAttemptedRevision == rev {
 		return nil
 	}
 	gr.Status.LastAttemptedRevision = rev
-	setCondition(&gr.Status.Conditions, gr.Generation, r.now(), v1alpha1.ReconcilingCondition, metav1.ConditionTrue,
-		"Progressing", "applying revision "+rev)
+	now, msg := r.now(), "applying revision "+rev
+	setCondition(&gr.Status.Conditions, gr.Generation, now, v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "Progressing", msg)
+	if conditionTrue(gr.Status.Conditions, v1alpha1.ReadyCondition) {
+		setCondition(&gr.Status.Conditions, gr.Generation, now, v1alpha1.ReadyCondition, metav1.ConditionUnknown, "Progressing", msg)
+	}
 	if r.Commit != nil {
 		if err := r.Commit.ReportSync(ctx, gr, r.saver(run)); err != nil {
 			return err

@@ -25,6 +25,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
 )
 
 const kustomization = `apiVersion: kustomize.config.k8s.io/v1beta1
@@ -89,6 +90,7 @@ func (f *gitFixture) create(password string, mutate ...func(*v1alpha1.GitReposit
 func (f *gitFixture) get() *v1alpha1.GitRepository {
 	gr := &v1alpha1.GitRepository{}
 	require.NoError(f.t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "flink"}, gr))
+	reconciletest.CheckKstatus(f.t, gr)
 	return gr
 }
 

@@ -60,7 +60,12 @@ func run(m *testing.M) int {
 }
 
 // newNamespace creates a namespace of the test's own.
-func newNamespace(t testing.TB) string { return reconciletest.Namespace(t, env.Client) }
+func newNamespace(t testing.TB) string {
+	ns := reconciletest.Namespace(t, env.Client)
+	stopW := watchKstatus(t, ns)
+	t.Cleanup(func() { for _, v := range stopW() { t.Errorf("WATCH: %s", v) } })
+	return ns
+}
 
 // startController runs the bg-gitops reconcilers for one namespace until
 // the returned stop function is called (or the test ends).
@@ -112,6 +117,7 @@ func getFBGD(t testing.TB, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
 	t.Helper()
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p))
+	reconciletest.CheckKstatus(t, p)
 	return p
 }
 
@@ -128,7 +134,7 @@ func nested(u *unstructured.Unstructured, path ...string) string {
 }
 
 // eventually polls cond, checking the invariants of every FlinkBlueGreenDeployment
-// in ns at each step.
+// in ns, and the kstatus contract of every GitRepository too, at each step.
 func eventually(t testing.TB, ns string, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
@@ -150,7 +156,9 @@ func state(t testing.TB, ns, name string, bg v1alpha1.BlueGreenState, job v1alph
 }
 
 // checkInvariants: never more than two children, never two of one colour,
-// and the active child of an ACTIVE_* state is never suspended.
+// the active child of an ACTIVE_* state is never suspended, and the
+// conditions of every FlinkBlueGreenDeployment and GitRepository keep the
+// kstatus contract (reconciletest.CheckKstatus).
 func checkInvariants(t testing.TB, ns string) {
 	t.Helper()
 	// Parents first: a status that shows a generation observed was written
@@ -158,6 +166,14 @@ func checkInvariants(t testing.TB, ns string) {
 	// least as new (checkActiveNotSuspended relies on it).
 	parents := &v1alpha1.FlinkBlueGreenDeploymentList{}
 	require.NoError(t, env.Client.List(context.Background(), parents, client.InNamespace(ns)))
+	for i := range parents.Items {
+		reconciletest.CheckKstatus(t, &parents.Items[i])
+	}
+	repos := &v1alpha1.GitRepositoryList{}
+	require.NoError(t, env.Client.List(context.Background(), repos, client.InNamespace(ns)))
+	for i := range repos.Items {
+		reconciletest.CheckKstatus(t, &repos.Items[i])
+	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
 	require.NoError(t, env.Client.List(context.Background(), list, client.InNamespace(ns)))
