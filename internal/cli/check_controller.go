@@ -25,11 +25,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/internal/manager"
 )
 
 // leaderElectionID names the Lease the controller's replicas compete for,
 // in the namespace of their Deployment.
-const leaderElectionID = "bg-gitops-controller-leader"
+const leaderElectionID = manager.LeaderElectionID
 
 // receiverService is the Service of config/manager in front of the push
 // webhook receiver.

@@ -10,29 +10,20 @@ Licensed under the Apache License, Version 2.0.
 package cli
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/kube"
+	"bggitops.dev/bg-gitops/internal/manager"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/render"
-	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/worker"
 )
@@ -89,8 +80,8 @@ func newControllerCommand() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster configuration when empty")
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
-	fl.BoolVar(&f.metricsSecure, flagMetricsSecure, false, "serve metrics over HTTPS to callers the API server authenticates and authorizes (GET /metrics; config/default turns it on)")
-	fl.StringVar(&f.metricsCertDir, flagMetricsCertDir, "", "directory with tls.crt and tls.key for --metrics-secure; a self-signed certificate when empty")
+	fl.BoolVar(&f.metricsSecure, manager.FlagMetricsSecure, false, "serve metrics over HTTPS to callers the API server authenticates and authorizes (GET /metrics; config/default turns it on)")
+	fl.StringVar(&f.metricsCertDir, manager.FlagMetricsCertDir, "", "directory with tls.crt and tls.key for --metrics-secure; a self-signed certificate when empty")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (ready once the webhook receiver, if enabled, listens; leader or not)")
 	fl.StringVar(&f.receiverAddr, "receiver-bind-address", ":9292", "address of the push webhook receiver; 0 disables it")
 	fl.StringVar(&f.receiverExternalURL, "receiver-external-url", "", "URL at which forges reach the webhook receiver (an Ingress or load balancer, e.g. https://bg-gitops.example.com); GitRepositories then show the URL to give the forge in status.webhookURL")
@@ -141,68 +132,43 @@ func logLevelFlag(o *zap.Options) *flag.Flag {
 	return fl
 }
 
-// inClusterNamespaceFile is where controller-runtime reads the namespace of
-// the leader election Lease when --leader-election-namespace is empty.
-const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-
+// newManager is the controller's manager (see package manager) as the
+// flags set it.
 func newManager(f *controllerFlags) (ctrl.Manager, error) {
 	cfg, err := restConfig(f.kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	limiter(f, cfg).Apply(cfg)
 	selector, err := labels.Parse(f.watchLabelSelector)
 	if err != nil {
 		return nil, fmt.Errorf("--watch-label-selector: %w", err)
 	}
-	opts := ctrl.Options{
-		Scheme:                        scheme.New(),
-		Metrics:                       metricsOptions(f.metricsAddr, f.metricsSecure, f.metricsCertDir),
-		Client:                        reconcile.ClientOptions(),
-		HealthProbeBindAddress:        f.probeAddr,
-		PprofBindAddress:              f.pprofAddr,
-		LeaderElection:                f.leaderElect,
-		LeaderElectionID:              leaderElectionID,
-		LeaderElectionNamespace:       f.leaderElectionNS,
-		LeaderElectionReleaseOnCancel: true,
-		Controller:                    config.Controller{MaxConcurrentReconciles: f.concurrent},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.GitRepository{}:            {Label: selector},
-			&v1alpha1.FlinkBlueGreenDeployment{}: {Label: selector},
-		}},
+	o := manager.Options{
+		MetricsAddr: f.metricsAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,
+		ProbeAddr: f.probeAddr, PprofAddr: f.pprofAddr,
+		LeaderElect: f.leaderElect, LeaderElectionNamespace: f.leaderElectionNS,
+		Concurrent: f.concurrent, WatchLabelSelector: selector,
+		Reconcile: reconcile.Options{
+			ReceiverAddress:        f.receiverAddr,
+			ReceiverExternalURL:    f.receiverExternalURL,
+			Render:                 f.render,
+			RenderWorker:           renderWorker(f),
+			AllowFileURLs:          f.allowFileURLs,
+			AllowInsecureHTTP:      f.allowInsecureHTTP,
+			GitLimits:              f.git,
+			Tenancy:                f.tenancy,
+			CacheDir:               f.cacheDir,
+			MaxCacheBytes:          f.maxCacheBytes,
+			ConcurrentPerNamespace: f.concurrentPerNamespace,
+		},
 	}
-	var fence func(context.Context) (time.Time, error)
-	if f.leaderElect {
-		if fence, err = leaderFence(cfg, &opts); err != nil {
-			return nil, err
-		}
+	if f.qpsSet {
+		o.QPS = &f.qps
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
+	if f.burstSet {
+		o.Burst = &f.burst
 	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	err = reconcile.Setup(mgr, reconcile.Options{
-		ReceiverAddress:        f.receiverAddr,
-		ReceiverExternalURL:    f.receiverExternalURL,
-		Render:                 f.render,
-		RenderWorker:           renderWorker(f),
-		AllowFileURLs:          f.allowFileURLs,
-		AllowInsecureHTTP:      f.allowInsecureHTTP,
-		GitLimits:              f.git,
-		Tenancy:                f.tenancy,
-		CacheDir:               f.cacheDir,
-		MaxCacheBytes:          f.maxCacheBytes,
-		Concurrent:             f.concurrent,
-		ConcurrentPerNamespace: f.concurrentPerNamespace,
-		Fence:                  fence,
-	})
-	return mgr, err
+	return manager.New(cfg, o)
 }
 
 // renderWorker is the pool of render workers, on Linux; elsewhere builds
@@ -212,61 +178,6 @@ func renderWorker(f *controllerFlags) *worker.Pool {
 		return nil
 	}
 	return &f.renderWorker
-}
-
-// The leader election timings (controller-runtime's defaults, named here
-// because the fence needs the lease duration).
-const (
-	leaseDuration = 15 * time.Second
-	renewDeadline = 10 * time.Second
-)
-
-// leaderFence creates the leader lock for the manager and the fence that
-// reads the Lease, with a lock of its own, before a commit status is
-// posted (kube.LeaseFence).
-func leaderFence(cfg *rest.Config, opts *ctrl.Options) (func(context.Context) (time.Time, error), error) {
-	ns := opts.LeaderElectionNamespace
-	if ns == "" {
-		// controller-runtime would fail with a message naming its own
-		// option; the user needs the name of the flag.
-		data, err := os.ReadFile(inClusterNamespaceFile)
-		if err != nil {
-			return nil, fmt.Errorf("--leader-elect outside a cluster needs --leader-election-namespace (%s: %w)", inClusterNamespaceFile, err)
-		}
-		ns = strings.TrimSpace(string(data))
-	}
-	id, err := kube.NewIdentity()
-	if err != nil {
-		return nil, err
-	}
-	elector, err := kube.LeaderLock(cfg, ns, leaderElectionID, id, renewDeadline)
-	if err != nil {
-		return nil, fmt.Errorf("leader election lock: %w", err)
-	}
-	reader, err := kube.LeaderLock(cfg, ns, leaderElectionID, id, renewDeadline)
-	if err != nil {
-		return nil, fmt.Errorf("leader election lock: %w", err)
-	}
-	lease, renew := leaseDuration, renewDeadline
-	opts.LeaderElectionResourceLockInterface, opts.LeaseDuration, opts.RenewDeadline = elector, &lease, &renew
-	fence := &kube.LeaseFence{Lock: reader, LeaseDuration: leaseDuration}
-	return fence.Check, nil
-}
-
-// limiter chooses the client-side rate limit of the manager's and the
-// applier's clients, and logs the choice.
-func limiter(f *controllerFlags, cfg *rest.Config) kube.Limiter {
-	var qps *float32
-	var burst *int
-	if f.qpsSet {
-		qps = &f.qps
-	}
-	if f.burstSet {
-		burst = &f.burst
-	}
-	l := kube.ChooseLimiter(context.Background(), cfg, qps, burst)
-	ctrl.Log.WithName("setup").Info("client-side rate limit", "qps", l.QPS, "burst", l.Burst, "why", l.Why)
-	return l
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

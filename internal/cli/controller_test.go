@@ -147,8 +147,8 @@ func testControllerFlagErrors(t *testing.T, env *testenv.Env) {
 	// Outside a cluster controller-runtime cannot read the pod's namespace
 	// file, so the Lease needs a namespace from the flag. (Inside a pod
 	// the file is there and the flag is optional: nothing to check.)
-	if _, err := os.Stat(inClusterNamespaceFile); err == nil {
-		t.Logf("running in a pod (%s exists): --leader-elect without a namespace is valid here", inClusterNamespaceFile)
+	if _, err := os.Stat("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		t.Logf("running in a pod (%s exists): --leader-elect without a namespace is valid here", "/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 	} else {
 		cases = append(cases, flagCase{"leader election without a namespace", []string{"--leader-elect"}, "--leader-election-namespace"})
 	}

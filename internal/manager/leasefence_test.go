@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 // Tests of the Lease fence that guards the controller's commit statuses, against
 // a real API server.
 
-package cli
+package manager
 
 import (
 	"testing"

@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 // Tests that the controller's client-side rate limiter follows the API server's
 // priority and fairness.
 
-package cli
+package manager
 
 import (
 	"testing"
@@ -16,18 +16,17 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// TestControllerLimiterFollowsAPF: against a real kube-apiserver (which has
+// TestLimiterFollowsAPF: against a real kube-apiserver (which has
 // API Priority and Fairness), the controller runs without a client-side
 // limiter unless --kube-api-qps is given.
-func TestControllerLimiterFollowsAPF(t *testing.T) {
+func TestLimiterFollowsAPF(t *testing.T) {
 	env := cluster(t)
 	cfg := rest.CopyConfig(env.Config)
-	f := &controllerFlags{qps: 50, burst: 300}
-	limiter(f, cfg).Apply(cfg)
+	Limiter(cfg, nil, nil).Apply(cfg)
 	assert.Less(t, cfg.QPS, float32(0), "no client-side limiter")
 
-	f.qps, f.qpsSet = 20, true
-	limiter(f, cfg).Apply(cfg)
+	qps := float32(20)
+	Limiter(cfg, &qps, nil).Apply(cfg)
 	assert.Equal(t, float32(20), cfg.QPS)
 	assert.Equal(t, 300, cfg.Burst)
 }

@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 // The controller's metrics endpoint: over HTTPS, only to callers the API server
 // authenticates and authorizes, with a bounded cache of its decisions.
 
-package cli
+package manager
 
 import (
 	"crypto/sha256"
@@ -45,10 +45,10 @@ func metricsOptions(addr string, secure bool, certDir string) metricsserver.Opti
 	return o
 }
 
-// Flags of the metrics endpoint's protection.
+// Flags of the metrics endpoint's protection, named in its errors.
 const (
-	flagMetricsSecure  = "metrics-secure"
-	flagMetricsCertDir = "metrics-cert-dir"
+	FlagMetricsSecure  = "metrics-secure"
+	FlagMetricsCertDir = "metrics-cert-dir"
 )
 
 // Decision cache and review bounds: a Prometheus scraping every few seconds

@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 // Tests of the controller's metrics endpoint: served only to callers the API
 // server authenticates and authorizes; its decision cache.
 
-package cli
+package manager
 
 import (
 	"context"
