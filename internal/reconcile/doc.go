@@ -5,8 +5,11 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // Package reconcile holds the controller-runtime reconcilers: GitRepository
-// (fetch, render, apply, prune, commit statuses) and FlinkBlueGreenDeployment
-// (the Kubernetes adapter around the pure blue/green decision function).
+// (fetch, render, apply, prune, commit statuses; gitrepository*.go) and
+// FlinkBlueGreenDeployment (the Kubernetes adapter around the pure
+// blue/green decision function; flinkbluegreen*.go), and what both use:
+// the commit status reporter, outcomes and conditions, namespace slots,
+// metrics, the Secret-reading client and Setup.
 package reconcile
 
 // RBAC of the controller, generated into config/rbac by controller-gen.
