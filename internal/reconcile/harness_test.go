@@ -59,11 +59,12 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// newNamespace creates a namespace of the test's own.
+// newNamespace creates a namespace of the test's own, whose
+// GitRepositories and FlinkBlueGreenDeployments keep the kstatus contract
+// in every version stored while the test runs.
 func newNamespace(t testing.TB) string {
 	ns := reconciletest.Namespace(t, env.Client)
-	stopW := watchKstatus(t, ns)
-	t.Cleanup(func() { for _, v := range stopW() { t.Errorf("WATCH: %s", v) } })
+	reconciletest.WatchKstatus(t, env.Config, ns)
 	return ns
 }
 
