@@ -291,6 +291,13 @@ func (g *fbgdGetter) watch(parent context.Context, cfg *rest.Config) error {
 		defer t.Stop()
 		tick = t.C
 	}
+	return d.loop(ctx, changed, tick)
+}
+
+// loop redraws on every tick (relative times), and reads and draws again
+// on every change, until ctx ends; a failed read is said once and tried
+// again after watchRetry.
+func (d *drawer) loop(ctx context.Context, changed <-chan struct{}, tick <-chan time.Time) error {
 	var retry <-chan time.Time
 	var lastErr string
 	for {
@@ -312,7 +319,7 @@ func (g *fbgdGetter) watch(parent context.Context, cfg *rest.Config) error {
 			}
 			// Said once, not at every retry.
 			if err.Error() != lastErr {
-				fmt.Fprintln(g.errOut, "error:", err)
+				fmt.Fprintln(d.g.errOut, "error:", err)
 				lastErr = err.Error()
 			}
 			retry = time.After(watchRetry)

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
@@ -166,18 +165,4 @@ func notFoundOr(k *kind, key types.NamespacedName, err error) error {
 		return fmt.Errorf("%s %s not found", k.short, key)
 	}
 	return err
-}
-
-// readFBGD gets the FlinkBlueGreenDeployment name in the namespace the
-// flags name.
-func (k *kubeFlags) readFBGD(cmd *cobra.Command, name string) (*v1alpha1.FlinkBlueGreenDeployment, error) {
-	n, err := k.named(cmd, name)
-	if err != nil {
-		return nil, err
-	}
-	obj, err := n.read(fbgdKind)
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*v1alpha1.FlinkBlueGreenDeployment), nil
 }
