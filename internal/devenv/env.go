@@ -302,6 +302,15 @@ func (e *Env) createGitRepository(ctx context.Context, interval time.Duration) e
 		return err
 	}
 	e.Logf("gitea push webhook → %s%s", e.ReceiverURL, path)
+	// Ready when what the look-around text shows exists: the seed applied.
+	err = poll(ctx, 2*time.Minute, func() (bool, error) {
+		gr, err := e.GitRepository(ctx)
+		return err == nil && gr.Status.LastAppliedRevision != "", err
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the seed commit to be applied: %w", err)
+	}
+	e.Logf("seed commit %s applied", e.Seed.Short())
 	return nil
 }
 
