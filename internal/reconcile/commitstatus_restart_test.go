@@ -51,6 +51,27 @@ func startGitea(t *testing.T) *gitea.Server {
 	return s
 }
 
+// forgeRepoName is the repository withForge creates on Gitea.
+const forgeRepoName = "flink"
+
+// withForge starts a real Gitea with a repository forgeRepoName and the
+// Secret forge-token of its token in ns; push commits files under deploy/
+// of f, pushes them to f's git server and to Gitea, and returns the
+// revision.
+func withForge(t *testing.T, f *gitFixture, ns string) (*gitea.Server, func(map[string]string) string) {
+	t.Helper()
+	forge := startGitea(t)
+	_, err := forge.CreateRepo(t.Context(), forgeRepoName)
+	require.NoError(t, err)
+	require.NoError(t, env.Client.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns}, StringData: map[string]string{"token": forge.Token}}))
+	return forge, func(files map[string]string) string {
+		rev := f.push(files)
+		f.repo.Git("push", "--quiet", forge.AuthCloneURL(forgeRepoName), "main:main")
+		return rev
+	}
+}
+
 // forgeStatuses reads the commit statuses of one context on rev back from
 // Gitea, oldest first.
 func forgeStatuses(t *testing.T, forge *gitea.Server, repo, rev, context string) []gitea.Status {
@@ -267,17 +288,8 @@ func hasRecord(records []v1alpha1.CommitStatusRecord, context, rev, state string
 func TestAPendingStatusOfAControllerThatStoppedRightAfterPostingGetsAVerdict(t *testing.T) {
 	ns := newNamespace(t)
 	f := newGitFixture(t, ns)
-	forge := startGitea(t)
-	const repoName = "flink"
-	_, err := forge.CreateRepo(t.Context(), repoName)
-	require.NoError(t, err)
-	push := func(files map[string]string) string {
-		rev := f.push(files)
-		f.repo.Git("push", "--quiet", forge.AuthCloneURL(repoName), "main:main")
-		return rev
-	}
-	require.NoError(t, env.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns}, StringData: map[string]string{"token": forge.Token}}))
+	forge, push := withForge(t, f, ns)
+	const repoName = forgeRepoName
 	sync := status.SyncContext(ns, "flink")
 
 	// The first instance reaches Gitea through a proxy; once Gitea took a

@@ -39,17 +39,8 @@ func TestPruneKeepsTheJobsStateAndARevertRestoresIt(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
 	f := newGitFixture(t, ns)
-	forge := startGitea(t)
-	const repoName = "flink"
-	_, err := forge.CreateRepo(t.Context(), repoName)
-	require.NoError(t, err)
-	push := func(files map[string]string) string {
-		rev := f.push(files)
-		f.repo.Git("push", "--quiet", forge.AuthCloneURL(repoName), "main:main")
-		return rev
-	}
-	require.NoError(t, env.Client.Create(t.Context(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "forge-token", Namespace: ns}, StringData: map[string]string{"token": forge.Token}}))
+	forge, push := withForge(t, f, ns)
+	const repoName = forgeRepoName
 	sync, rollout := status.SyncContext(ns, "flink"), status.RolloutContext(ns, "job")
 
 	withJob := map[string]string{
