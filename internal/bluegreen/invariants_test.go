@@ -14,8 +14,10 @@ import (
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// checkDecision holds the safety rules of issue 5 on one decision, judged
-// against the world it was made in.
+// checkDecision holds the safety rules on one decision, judged against the
+// world it was made in: Decide is deterministic; every apply, delete and
+// savepoint it asks for is safe (checkApply, checkDelete); it reports no
+// event without a status change; its history applies.
 func (w *world) checkDecision(in Input, d Decision) {
 	w.t.Helper()
 	again, err := Decide(in)

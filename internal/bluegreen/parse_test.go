@@ -233,3 +233,92 @@ func TestSnapshotNameIsADNSLabel(t *testing.T) {
 		t.Fatalf("name must be a function of the inputs")
 	}
 }
+
+func TestWindowDurationLimits(t *testing.T) {
+	now := time.Date(2026, 7, 20, 12, 0, 0, 0, time.UTC)
+	for dur, ok := range map[string]bool{"24h": true, "8784h": true, "8785h": false} {
+		if _, err := WindowState([]v1alpha1.RolloutWindow{win("0 2 * * *", dur, "")}, now); (err == nil) != ok {
+			t.Errorf("window of %s: err = %v, want ok=%v", dur, err, ok)
+		}
+	}
+	// A window that never opens does not hide one that does.
+	got, err := WindowState([]v1alpha1.RolloutWindow{win("0 14 * * *", "1h", ""), win("0 2 30 2 *", "1h", "")}, now)
+	if err != nil || got.Open || !got.OpensAt.Equal(time.Date(2026, 7, 20, 14, 0, 0, 0, time.UTC)) {
+		t.Errorf("WindowState = %+v, %v; want closed until 14:00", got, err)
+	}
+	if _, err := WindowState([]v1alpha1.RolloutWindow{win("TZ=UTC 0 2 * * *", "1h", "")}, now); err == nil ||
+		!strings.Contains(err.Error(), "set timeZone instead") {
+		t.Errorf("TZ= prefix: err = %v", err)
+	}
+}
+
+// The cron parser panics on some input (robfig/cron#554); parseCron
+// returns an error instead.
+func TestParseCronTurnsAPanicIntoAnError(t *testing.T) {
+	if _, err := parseCron("TZ=0"); err == nil || !strings.Contains(err.Error(), "unparsable") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestClassifyEdgeCases(t *testing.T) {
+	base := baseSpec(v1alpha1.UpgradeModeSavepoint)
+
+	// Removing restartNonce restarts nothing: patched in place.
+	old := base.DeepCopy()
+	old.Template.Spec.RestartNonce = ptr(int64(1))
+	if d := Classify(old, &base); d.Type != DiffPatchChild {
+		t.Errorf("restartNonce removed: %+v", d)
+	}
+
+	// A template without job compares as a job with the defaults.
+	old = base.DeepCopy()
+	old.Template.Spec.Job = nil
+	cur := base.DeepCopy()
+	cur.Template.Spec.Job = &v1alpha1.JobSpec{}
+	if d := Classify(old, cur); d.Type != DiffIgnore {
+		t.Errorf("no job vs empty job: %+v", d)
+	}
+
+	// Integers compare exactly, beyond float64 precision.
+	old = base.DeepCopy()
+	old.Template.Spec.Job.SavepointTriggerNonce = ptr(int64(9007199254740992))
+	cur = base.DeepCopy()
+	cur.Template.Spec.Job.SavepointTriggerNonce = ptr(int64(9007199254740993))
+	if d := Classify(old, cur); d.Type != DiffPatchChild {
+		t.Errorf("large nonce changed: %+v", d)
+	}
+
+	// A key spelled both flat and nested: the same spec never differs from
+	// itself.
+	cur = base.DeepCopy()
+	cur.Template.Spec.FlinkConfiguration = rawJSON(`{"parallelism.default":"2","parallelism":{"default":"4"}}`)
+	for i := 0; i < 100; i++ {
+		if d := Classify(cur, cur); d.Type != DiffIgnore {
+			t.Fatalf("a spec differs from itself: %+v", d)
+		}
+	}
+}
+
+func TestSnapshotNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"orders": "orders", "Orders_Blue.az09": "orders-blue-az09", "a": "a", "z": "z", "0": "0", "9": "9",
+		"-x-": "x", "__": "fbgd", "abcdef": "abc",
+	} {
+		max := 63
+		if in == "abcdef" {
+			max = 3
+		}
+		if got := dnsPrefix(in, max); got != want {
+			t.Errorf("dnsPrefix(%q, %d) = %q, want %q", in, max, got, want)
+		}
+	}
+	// The parts of a name do not run into each other.
+	w := newWorld(t, v1alpha1.UpgradeModeSavepoint)
+	d := &decider{p: w.parent, spec: &w.parent.Spec}
+	w.parent.Annotations[v1alpha1.RetryRequestedAtAnnotation] = "c"
+	n1 := d.snapshotName(&Child{Name: "orders-blue", JobID: "ab"})
+	w.parent.Annotations[v1alpha1.RetryRequestedAtAnnotation] = "bc"
+	if n2 := d.snapshotName(&Child{Name: "orders-blue", JobID: "a"}); n1 == n2 {
+		t.Errorf("job ab with retry c and job a with retry bc share the name %s", n1)
+	}
+}

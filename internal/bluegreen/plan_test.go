@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package bluegreen
 
 import (
+	"strings"
 	"testing"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
@@ -51,4 +52,21 @@ func planSpec(edit func(j *v1alpha1.JobSpec, s *v1alpha1.FlinkDeploymentSpec)) *
 		edit(s.Template.Spec.Job, &s.Template.Spec)
 	}
 	return s
+}
+
+func TestPlanOfSpecsWithoutJob(t *testing.T) {
+	base := planSpec(nil)
+	base.Template.Spec.Job = nil
+	if r, d := Plan(base, planSpec(nil)); r != RolloutBlueGreenStateless || strings.Join(d.Fields, ",") != "job.jarURI" {
+		t.Errorf("Plan from a base without job = %s %+v", r, d)
+	}
+	base = planSpec(func(j *v1alpha1.JobSpec, _ *v1alpha1.FlinkDeploymentSpec) { j.InitialSavepointPath = "/x" })
+	spec := planSpec(nil)
+	spec.Template.Spec.Job = nil
+	if got := withSavepointPath(base, spec); got.Template.Spec.Job.InitialSavepointPath != "" {
+		t.Errorf("withSavepointPath to a spec without job keeps %q", got.Template.Spec.Job.InitialSavepointPath)
+	}
+	if got := withSavepointPath(base, nil); got != base {
+		t.Errorf("withSavepointPath(base, nil) is not base")
+	}
 }

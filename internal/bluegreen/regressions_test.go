@@ -13,9 +13,8 @@ import (
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// Each sequence the explorer (or the issue that asked for it) found to
-// break an invariant, replayed on the model: each must now pass every
-// invariant and end as stated.
+// Sequences of events, each named by the fact it pins, replayed on the
+// model: each must pass every invariant and end in the stated state.
 var regressions = []struct {
 	name   string
 	mode   string

@@ -340,3 +340,160 @@ func (w *world) specJSON() string {
 	b, _ := json.Marshal(lastSpecJSON{Spec: w.parent.Spec})
 	return string(b)
 }
+
+// expectEvents checks the reasons of d's events, in order.
+func (w *world) expectEvents(d Decision, reasons ...string) {
+	w.t.Helper()
+	if got := describeEvents(d.Events); got != strings.Join(reasons, ",") {
+		w.fatalf("events %q, want %q", got, strings.Join(reasons, ","))
+	}
+}
+
+// eventMessage is the message of d's event with the reason, "" if none.
+func eventMessage(d Decision, reason string) string {
+	for _, e := range d.Events {
+		if e.Reason == reason {
+			return e.Message
+		}
+	}
+	return ""
+}
+
+// expectCondition checks a condition's status and reason, and that its
+// message contains msg.
+func (w *world) expectCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
+	w.t.Helper()
+	c := w.condition(typ)
+	if c == nil || c.Status != status || c.Reason != reason || !strings.Contains(c.Message, msg) {
+		w.fatalf("condition %s = %+v, want %s/%s with %q", typ, c, status, reason, msg)
+	}
+}
+
+func (w *world) expectNoCondition(typ string) {
+	w.t.Helper()
+	if c := w.condition(typ); c != nil {
+		w.fatalf("condition %s = %+v, want none", typ, c)
+	}
+}
+
+func (w *world) expectError(substr string) {
+	w.t.Helper()
+	if !strings.Contains(w.status().Error, substr) {
+		w.fatalf("error %q, want it to contain %q", w.status().Error, substr)
+	}
+}
+
+func (w *world) expectRequeue(d Decision, want time.Duration) {
+	w.t.Helper()
+	if d.RequeueAfter != want {
+		w.fatalf("requeue after %s, want %s", d.RequeueAfter, want)
+	}
+}
+
+func (w *world) expectTime(what string, got *metav1.Time, want time.Time) {
+	w.t.Helper()
+	if got == nil || !got.Time.Equal(want) {
+		w.fatalf("%s = %v, want %v", what, got, want)
+	}
+}
+
+// expectApply checks that d applies exactly one child, named name, and
+// returns its spec.
+func (w *world) expectApply(d Decision, name string) *v1alpha1.FlinkDeploymentSpec {
+	w.t.Helper()
+	if len(d.Actions) != 1 || d.Actions[0].Type != ApplyChild || d.Actions[0].Child.Name != name {
+		w.fatalf("want %s applied, got %s", name, describeActions(d.Actions))
+	}
+	return &d.Actions[0].Child.Spec
+}
+
+func (w *world) expectDelete(d Decision, name string) {
+	w.t.Helper()
+	for _, a := range d.Actions {
+		if a.Type == DeleteChild && a.ChildName == name {
+			return
+		}
+	}
+	w.fatalf("want %s deleted, got %s", name, describeActions(d.Actions))
+}
+
+// stepRejecting is a reconcile in which the API server refuses for good
+// the first action that matches: the adapter runs the actions before it,
+// then decides again on a fresh observation with the rejection, and runs
+// that decision (the contract in doc.go).
+func (w *world) stepRejecting(match func(Action) bool, msg string) Decision {
+	w.t.Helper()
+	d, err := Decide(w.input())
+	if err != nil {
+		w.fatalf("Decide: %v", err)
+	}
+	for _, a := range d.Actions {
+		if !match(a) {
+			w.act(a)
+			continue
+		}
+		in := w.input()
+		in.Rejection = &Rejection{Action: a, Message: msg}
+		d2, err := Decide(in)
+		if err != nil {
+			w.fatalf("Decide: %v", err)
+		}
+		w.history = append(w.history, fmt.Sprintf("%s rejected %s: %s job=%s actions=%s events=%s", w.now.Format("15:04:05"),
+			describeActions([]Action{a}), d2.Status.BlueGreenState, d2.Status.JobStatus.State, describeActions(d2.Actions), describeEvents(d2.Events)))
+		w.checkDecision(in, d2)
+		for _, a2 := range d2.Actions {
+			w.act(a2)
+		}
+		w.parent.Status = *d2.Status.DeepCopy()
+		w.checkWorld(in, d2)
+		return d2
+	}
+	w.fatalf("no action to reject in %s", describeActions(d.Actions))
+	return Decision{}
+}
+
+func applyOf(name string) func(Action) bool {
+	return func(a Action) bool { return a.Type == ApplyChild && a.Child.Name == name }
+}
+
+func deleteOf(name string) func(Action) bool {
+	return func(a Action) bool { return a.Type == DeleteChild && a.ChildName == name }
+}
+
+// toActiveGreen: blue deployed (after setup), a savepoint transition to
+// green, blue gone. It returns the savepoint green started from.
+func toActiveGreen(t *testing.T, mode string, setup ...func(w *world)) (*world, string) {
+	w := newWorld(t, mode)
+	for _, f := range setup {
+		f(w)
+	}
+	w.step()
+	w.ready(Blue)
+	w.step()
+	w.expectState(sActiveBlue, jRunning)
+	sp := startTransition(w, mode)
+	w.ready(Green)
+	w.step()
+	w.gone()
+	w.expectState(sActiveGreen, jRunning)
+	return w, sp
+}
+
+// parallelismDefault commits a flinkConfiguration change that is patched
+// in place.
+func parallelismDefault(w *world, n, rev string) {
+	w.edit(func(s *v1alpha1.FlinkBlueGreenDeploymentSpec) {
+		s.Template.Spec.FlinkConfiguration = rawJSON(`{"taskmanager.numberOfTaskSlots":"2","state.savepoints.dir":"file:///sp","parallelism.default":"` + n + `"}`)
+	}, rev)
+}
+
+// running is a child of colour c that runs the template (with job.state
+// running), as observed from the cluster.
+func (w *world) running(c Color, created time.Time) *Child {
+	spec := *w.parent.Spec.Template.Spec.DeepCopy()
+	spec.Job.State = v1alpha1.JobStateRunning
+	ch := &Child{Name: ChildName(w.parent.Name, c), Color: c, Spec: spec, Revision: "main@sha1:" + strings.ToLower(string(c)),
+		LifecycleState: LifecycleStable, JobState: JobRunning, JobID: "job-" + string(c), Created: created}
+	w.children[c] = ch
+	return ch
+}

@@ -78,11 +78,11 @@ func (e *eventCount) Eventf(runtime.Object, runtime.Object, string, string, stri
 	e.n.Add(1)
 }
 
-// TestRequestsPerReconcile (issue 18's targets): creating a GitRepository
-// of 3 objects costs a dry-run and an apply per object, one status write
-// and one event; a no-op poll one dry-run per object. The Secrets of the
-// namespace (git credentials, webhook token), read by a first
-// GitRepository, are not read again within their TTL.
+// TestRequestsPerReconcile: creating a GitRepository of 3 objects costs a
+// dry-run and an apply per object, one status write and one event; a no-op
+// poll one dry-run per object. The Secrets of the namespace (git
+// credentials, webhook token), read by a first GitRepository, are not read
+// again within their TTL.
 func TestRequestsPerReconcile(t *testing.T) {
 	ns := newNamespace(t)
 	log := &reconcileRequests{}

@@ -29,10 +29,9 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// Issue 12, sequence 2: a child the cluster rejects (a string where the
-// FlinkDeployment CRD requires a number; the parent's template is
-// schemaless) fails the rollout visibly and leaves blue running; a new
-// commit clears it.
+// A child the cluster rejects (a string where the FlinkDeployment CRD
+// requires a number; the parent's template is schemaless) fails the
+// rollout visibly and leaves blue running; a new commit clears it.
 func TestChildTheClusterRejectsFailsTheRollout(t *testing.T) {
 	ns := newNamespace(t)
 	startController(t, ns)
@@ -93,11 +92,11 @@ func warnings(t testing.TB, ns, name string) []string {
 	return out
 }
 
-// Issue 12, sequence 1, in the order of a fenced abort: the abort's
-// status is written first, its suspend of green fails once, and before
-// the next reconcile green reports STABLE/RUNNING at its previous
-// generation. The next reconcile must not take green for ready and
-// delete blue: it suspends green again.
+// A suspend lost after an abort, in the order of a fenced abort: the
+// abort's status is written first, its suspend of green fails once, and
+// before the next reconcile green reports STABLE/RUNNING at its previous
+// generation. The next reconcile must not take green for ready and delete
+// blue: it suspends green again.
 func TestLostSuspendAfterAbortKeepsBlue(t *testing.T) {
 	ns := newNamespace(t)
 	fault := &statusFault{path: "/namespaces/" + ns + "/flinkdeployments/job-green", armOn: "/namespaces/" + ns + "/flinkdeployments/job-green"}

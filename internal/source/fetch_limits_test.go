@@ -56,12 +56,12 @@ func assertNothingStaged(t *testing.T, dir string) {
 	}
 }
 
-// TestFetchRefusesHugeBlob is the finding of issue 14: a 256 MiB file of
-// zeros compresses to about a MiB, and its fetch took the controller to
-// 940 MB (1.8 GB allocated in total, measured here before the fix) and
-// wrote 256 MiB to the cache. With the default limits it is refused from
-// the pack's object header, before the blob is unpacked: nothing of it is
-// in memory or on disk.
+// TestFetchRefusesHugeBlob: a 256 MiB file of zeros compresses to about a
+// MiB, so the pack is small while the blob, unpacked, would take the
+// controller to about 940 MB (1.8 GB allocated in total) and write 256 MiB
+// to the cache. With the default limits it is refused from the pack's
+// object header, before the blob is unpacked: nothing of it is in memory
+// or on disk.
 func TestFetchRefusesHugeBlob(t *testing.T) {
 	h := newHTTPRepo(t)
 	gittest.ImportCommit(t, h.Bare, "main", gittest.Text("kustomization.yaml", "resources: []\n"), gittest.Zeros("zeros.bin", 256<<20))

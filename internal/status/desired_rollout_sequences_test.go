@@ -6,7 +6,8 @@ Licensed under the Apache License, Version 2.0.
 
 // Sequences of decisions, commits and forge outages, run through
 // bluegreen.Decide and RolloutDesired by the simulation in
-// rolloutstatus_sim_test.go, that broke the rollout statuses once.
+// desired_rollout_decide_test.go: each pins the rollout statuses a
+// commit ends with.
 package status
 
 import (
@@ -27,7 +28,8 @@ func TestRolloutSequenceSanity(t *testing.T) {
 	}
 }
 
-// Once broken: an aborted in-place change later gets success once the target moves on.
+// An aborted in-place change keeps its failure when a later commit moves
+// the target on.
 func TestRolloutSequenceInPlaceAbortKeepsItsFailure(t *testing.T) {
 	s := newSim(t, true)
 	s.boot()
@@ -51,7 +53,8 @@ func TestRolloutSequenceInPlaceAbortKeepsItsFailure(t *testing.T) {
 	s.dump()
 }
 
-// Once broken: a revision that went live during a forge outage is marked superseded.
+// A revision that went live during a forge outage gets success once the
+// forge is back, not superseded, though a later commit moved the target on.
 func TestRolloutSequenceWentLiveDuringOutageIsASuccess(t *testing.T) {
 	s := newSim(t, false)
 	s.boot()
@@ -73,7 +76,8 @@ func TestRolloutSequenceWentLiveDuringOutageIsASuccess(t *testing.T) {
 	}
 }
 
-// Once broken: a commit that arrives while a savepoint is taken, and is followed by another before it ends, gets nothing.
+// A commit that arrives while a savepoint is taken, and is followed by
+// another before it ends, still gets a rollout status.
 func TestRolloutSequenceMiddleCommitDuringSavepointGetsAVerdict(t *testing.T) {
 	s := newSim(t, true)
 	s.boot()
@@ -93,7 +97,8 @@ func TestRolloutSequenceMiddleCommitDuringSavepointGetsAVerdict(t *testing.T) {
 	}
 }
 
-// Once broken: pending bound counts verdicts: after abort+retry in manual mode the promotion wait is never shown.
+// The bound on pending statuses counts pendings only, not verdicts: after
+// an abort and a retry in Manual mode the wait for promotion is posted.
 func TestRolloutSequenceBoundCountsOnlyPending(t *testing.T) {
 	s := newSim(t, true)
 	s.p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
@@ -157,7 +162,8 @@ func TestRolloutSequenceAbortThenRevert(t *testing.T) {
 	}
 }
 
-// Once broken: first deployment aborted, then a commit that suspends the job: A's failure turns into success.
+// An aborted first deployment keeps its failure when a later commit
+// suspends the job.
 func TestRolloutSequenceFirstDeploymentAbortedThenSuspended(t *testing.T) {
 	s := newSim(t, true)
 	s.healthy[bluegreen.Blue] = false
@@ -179,8 +185,9 @@ func TestRolloutSequenceFirstDeploymentAbortedThenSuspended(t *testing.T) {
 	}
 }
 
-// Once broken: the active job crash-loops while a change waits for it: every change of
-// its state is a new failure verdict on the commit.
+// An active job that crash-loops while a change waits for it does not post
+// a new status on the commit for every change of its state: at most
+// MaxPending pendings and one verdict.
 func TestRolloutSequenceCrashLoopingActiveJobPostsOneFailure(t *testing.T) {
 	s := newSim(t, true)
 	s.boot()
@@ -222,10 +229,9 @@ func TestRolloutSequenceAdoptionSuspendsTheOtherColour(t *testing.T) {
 	}
 }
 
-// Once broken (make chaos, seed 55922316): a revision went live, its child
-// was deleted by hand, the job stayed FAILING with it as the target, and
-// once later commits pushed its record out of status.commitStatuses it got
-// failure after its success.
+// A revision that went live keeps its success when its child is deleted by
+// hand, the job stays FAILING with it as the target, and later commits push
+// its record out of status.commitStatuses.
 func TestRolloutSequenceLiveRevisionKeepsItsSuccessAfterItsRecordAgesOut(t *testing.T) {
 	s := newSim(t, true)
 	s.boot()

@@ -24,10 +24,10 @@ import (
 	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
-// TestPausedLeaderPostsNoStatusTwice is what `make chaos` (seed 7) found:
-// a leader paused longer than its lease (SIGSTOP, 15 s) goes on acting
-// after SIGCONT until its next renewal fails, next to the replica that
-// took the lease meanwhile; both posted the same pending rollout status.
+// TestPausedLeaderPostsNoStatusTwice: a leader paused longer than its lease
+// (SIGSTOP, 15 s) goes on acting after SIGCONT until its next renewal
+// fails, next to the replica that took the lease meanwhile; the two never
+// post the same commit status twice in a row.
 // docs/spec/v1alpha1/gitrepositories.md, "Commit statuses": never duplicated.
 func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 	_, err := testenv.BinDir()
@@ -92,11 +92,10 @@ func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 	}
 }
 
-// TestSupersededSyncVerdictIsPosted is what the short variant (seed
-// 20260922) found: a commit whose sync "pending" reached the forge, and
-// whose success did not before a newer commit was attempted, stays
-// pending for ever: the sync status is derived from
-// status.lastAttemptedRevision only. docs/spec/v1alpha1/gitrepositories.md,
+// TestSupersededSyncVerdictIsPosted: a commit whose sync "pending" reached
+// the forge, and whose success did not before a newer commit was
+// attempted, still gets its verdict, though the newer commit is now
+// status.lastAttemptedRevision. docs/spec/v1alpha1/gitrepositories.md,
 // "Commit statuses": never lost. Here the forge becomes unreachable
 // between the two statuses of commit A (the link to Gitea is cut), commit
 // B is applied meanwhile, and the forge comes back.
@@ -139,12 +138,11 @@ func TestSupersededSyncVerdictIsPosted(t *testing.T) {
 	}
 }
 
-// TestLiveRevisionKeepsItsSuccess is what make chaos (seed 55922316)
-// found: a revision went live (success "clicks-blue active"), the active
-// child was deleted by hand, the job stayed FAILING with that revision as
-// its target, and once enough later commits (each stamped on the job)
-// pushed its record out of status.commitStatuses (the newest 8), the
-// revision got failure after its success. docs/spec/v1alpha1/flinkbluegreendeployments.md,
+// TestLiveRevisionKeepsItsSuccess: a revision that went live (success
+// "clicks-blue active") keeps its success when the active child is deleted
+// by hand, the job stays FAILING with that revision as its target, and
+// enough later commits (each stamped on the job) push its record out of
+// status.commitStatuses (the newest 8). docs/spec/v1alpha1/flinkbluegreendeployments.md,
 // "Commit statuses": a success is final; status.liveRevisions holds it.
 func TestLiveRevisionKeepsItsSuccess(t *testing.T) {
 	_, err := testenv.BinDir()
