@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package bluegreen
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"strconv"
@@ -48,7 +49,21 @@ func exploreDepth() int {
 	if n, err := strconv.Atoi(os.Getenv("EXPLORE_DEPTH")); err == nil {
 		return n
 	}
-	return 24
+	return defaultExploreDepth
+}
+
+// The depths of TestExploreEveryInterleaving and TestExploreTheSystem
+// when no environment variable overrides them.
+const (
+	defaultExploreDepth = 24
+	defaultSystemDepth  = 16
+)
+
+func exploreSystemDepth() int {
+	if n, err := strconv.Atoi(os.Getenv("EXPLORE_SYSTEM_DEPTH")); err == nil {
+		return n
+	}
+	return defaultSystemDepth
 }
 
 // startStates are scripted states in every phase of a rollout.
@@ -131,6 +146,7 @@ type node struct {
 	m      *model
 	faults int // faults still to insert
 	trail  []string
+	at     graphPos // the last decision and what happened since (state_graph_test.go)
 }
 
 // reach counts what the search or the walks reached.
@@ -167,7 +183,12 @@ func b2i(b bool) int {
 // start state, every order of progress events with up to exploreFaults
 // faults inserted anywhere, to exploreDepth events.
 func TestExploreEveryInterleaving(t *testing.T) {
-	exploreFrom(t, startStates, exploreDepth(), exploreFaults(), oneProcessEvents())
+	everyInterleaving(exploreFaults()).run(t)
+}
+
+// everyInterleaving is the search of TestExploreEveryInterleaving.
+func everyInterleaving(faults int) exploration {
+	return exploration{"every interleaving", startStates, exploreDepth(), faults, oneProcessEvents()}
 }
 
 // TestExploreTheSystem is the same search with the faults of the system
@@ -178,17 +199,48 @@ func TestExploreEveryInterleaving(t *testing.T) {
 // multiply the states, so it starts from the states of a rollout under
 // way, to EXPLORE_SYSTEM_DEPTH (default 16).
 func TestExploreTheSystem(t *testing.T) {
-	depth := 16
-	if n, err := strconv.Atoi(os.Getenv("EXPLORE_SYSTEM_DEPTH")); err == nil {
-		depth = n
-	}
+	theSystem(exploreFaults()).run(t)
+}
+
+// theSystem is the search of TestExploreTheSystem.
+func theSystem(faults int) exploration {
 	var starts []startState
 	for _, s := range startStates {
 		if s.replicas {
 			starts = append(starts, s)
 		}
 	}
-	exploreFrom(t, starts, depth, exploreFaults(), allEvents())
+	return exploration{"the system", starts, exploreSystemDepth(), faults, allEvents()}
+}
+
+// exploration is one search: its start states, depth, faults and events.
+type exploration struct {
+	name          string
+	starts        []startState
+	depth, faults int
+	events        []mEvent
+}
+
+func (x exploration) key() string {
+	return fmt.Sprintf("%s, depth %d, %d faults", x.name, x.depth, x.faults)
+}
+
+// explored holds the state graph of each search that ran to its end
+// without a violation in this process, by its key: the state graph test
+// checks these rather than search again.
+var explored = map[string]*stateGraph{}
+
+// run runs the search, and keeps its state graph when it finds no
+// violation.
+func (x exploration) run(t *testing.T) *stateGraph {
+	delete(explored, x.key())
+	g := newStateGraph()
+	exploreFrom(t, x.starts, x.depth, x.faults, x.events, g)
+	if t.Failed() {
+		return nil
+	}
+	explored[x.key()] = g
+	return g
 }
 
 // oneProcessEvents are the events but the system's (systemEvents).
@@ -202,7 +254,7 @@ func oneProcessEvents() []mEvent {
 	return out
 }
 
-func exploreFrom(t *testing.T, startStates []startState, depth, faults int, events []mEvent) {
+func exploreFrom(t *testing.T, startStates []startState, depth, faults int, events []mEvent, g *stateGraph) {
 	var all reach
 	start := time.Now()
 	// seen keeps, per state, the most faults a visit had left: a state
@@ -213,7 +265,7 @@ func exploreFrom(t *testing.T, startStates []startState, depth, faults int, even
 		t.Run(s.name, func(t *testing.T) {
 			m := newModel(v1alpha1.UpgradeModeSavepoint, s.manual)
 			scripted(t, m, s.steps)
-			r := explore(t, m, depth, faults, events, seen)
+			r := explore(t, m, depth, faults, events, seen, g, scriptPos(s))
 			all.states += r.states
 			all.blueGreen += r.blueGreen
 			t.Logf("%s (%s): %d states, %d of them after a completed blue/green rollout", s.name, m.describe(), r.states, r.blueGreen)
@@ -226,8 +278,12 @@ func exploreFrom(t *testing.T, startStates []startState, depth, faults int, even
 	}
 }
 
-func explore(t *testing.T, start *model, depth, faults int, events []mEvent, seen map[uint64]int) reach {
-	frontier := []node{{m: start, faults: faults}}
+func explore(t *testing.T, start *model, depth, faults int, events []mEvent, seen map[uint64]int, g *stateGraph, at graphPos) reach {
+	frontier := []node{{m: start, faults: faults, at: at}}
+	kinds := make([]eventKind, len(events))
+	for i, e := range events {
+		kinds[i] = kindOf(e.name)
+	}
 	var r reach
 	if best, ok := seen[start.key()]; ok && best >= faults {
 		return r
@@ -237,7 +293,7 @@ func explore(t *testing.T, start *model, depth, faults int, events []mEvent, see
 	for d := 0; d < depth && len(frontier) > 0; d++ {
 		var next []node
 		for _, n := range frontier {
-			for _, e := range events {
+			for i, e := range events {
 				left := n.faults
 				if !progressEvents[e.name] {
 					if left == 0 {
@@ -246,6 +302,7 @@ func explore(t *testing.T, start *model, depth, faults int, events []mEvent, see
 					left--
 				}
 				c := n.m.clone()
+				c.wrote = nil
 				ok, err := e.do(c)
 				if !ok {
 					continue
@@ -254,6 +311,7 @@ func explore(t *testing.T, start *model, depth, faults int, events []mEvent, see
 				if err != nil {
 					t.Fatalf("violation: %v\nafter: %s\nstate: %s", err, strings.Join(trail, " → "), c.describe())
 				}
+				at := g.step(n.m, n.at, n.trail, c, e, kinds[i])
 				k := c.key()
 				if best, ok := seen[k]; ok && best >= left {
 					continue
@@ -262,7 +320,7 @@ func explore(t *testing.T, start *model, depth, faults int, events []mEvent, see
 					r.note(c)
 				}
 				seen[k] = left
-				next = append(next, node{c, left, trail})
+				next = append(next, node{c, left, trail, at})
 			}
 		}
 		frontier = next

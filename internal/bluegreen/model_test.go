@@ -72,6 +72,15 @@ type model struct {
 	Fresh     bool             // re-created, none of its jobs made active yet
 	seen      map[Color]mChild // the children as the reconcile under way observed them
 	decidedAt time.Time        // when the requests landing now were decided, if not now
+	// wrote are the status writes of the event being applied, for the
+	// explorer's state graph (state_graph_test.go); it clears them.
+	wrote []mWrite
+}
+
+// mWrite is one status write: the state it left, the decision written.
+type mWrite struct {
+	From v1alpha1.BlueGreenState
+	D    Decision
 }
 
 // snapshot copies the children as they are now.
@@ -791,6 +800,7 @@ func (m *model) exempt(r string) bool {
 
 // write is the status write; the invariants on the written status follow.
 func (m *model) write(in Input, d Decision) error {
+	m.wrote = append(m.wrote, mWrite{From: m.P.Status.BlueGreenState, D: d})
 	m.P.Status = *d.Status.DeepCopy()
 	if err := m.checkTruth(); err != nil {
 		return err
