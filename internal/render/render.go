@@ -211,9 +211,13 @@ func defaultSchema() {
 // one small build in memory: kustomize's own lazy start-up (its builtin
 // field specs, the plugin factories) then costs a build nothing either.
 func Warm() {
-	_ = openapi.Schema()
+	WarmSchema()
 	_ = warmBuild()
 }
+
+// WarmSchema parses kyaml's default schema ahead of a build, and nothing
+// else.
+func WarmSchema() { _ = openapi.Schema() }
 
 func warmBuild() error {
 	fs := filesys.MakeFsInMemory()

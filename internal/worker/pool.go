@@ -342,10 +342,13 @@ func (p *Pool) strike(key string, err error) error {
 // files, where to find git (a build with remote bases off clears it
 // itself, see offline), and the controller's proxy and CA settings for a
 // fetch and remote bases.
-func workerEnv(tmp string, k kind) []string {
+func workerEnv(tmp string, k kind, spare bool) []string {
 	env := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
-	if k == builds {
-		env = append(env, warmEnv+"=1")
+	switch {
+	case k == builds && spare:
+		env = append(env, warmEnv+"="+warmBuild)
+	case k == builds:
+		env = append(env, warmEnv+"="+warmSchema)
 	}
 	for _, k := range []string{"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -49,12 +49,18 @@ func kindOf(req request) kind {
 }
 
 // warmEnv, set in a build worker's environment, makes it warm kustomize
-// up before it reads its request.
-const warmEnv = "BGGITOPS_WORKER_WARM"
+// up before it reads its request: a spare runs a whole small build
+// (warmBuild), a worker started for a request already waiting only parses
+// kyaml's schema (warmSchema), which the build needs anyway.
+const (
+	warmEnv    = "BGGITOPS_WORKER_WARM"
+	warmBuild  = "build"
+	warmSchema = "schema"
+)
 
-// start starts a worker process of kind k; it reads its request only when
-// given one.
-func (p *Pool) start(k kind) (*proc, error) {
+// start starts a worker process of kind k, a spare or one for a request
+// that waits; it reads its request only when given one.
+func (p *Pool) start(k kind, spare bool) (*proc, error) {
 	bin, err := p.binary()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
@@ -64,7 +70,7 @@ func (p *Pool) start(k kind) (*proc, error) {
 		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
 	}
 	cmd := exec.Command(bin, Arg)
-	cmd.Env = workerEnv(tmp, k)
+	cmd.Env = workerEnv(tmp, k, spare)
 	pr := &proc{cmd: cmd, tmp: tmp, out: &capped{max: pick(p.MaxAnswer, DefaultMaxAnswer)}, errs: &capped{max: stderrHead}}
 	cmd.Stdout, cmd.Stderr = pr.out, pr.errs
 	isolate(cmd)
@@ -117,7 +123,7 @@ func (p *Pool) take(k kind) (*proc, error) {
 		return pr, nil
 	default:
 	}
-	return p.start(k)
+	return p.start(k, false)
 }
 
 // Warm starts the spare workers of each kind (one per two slots, at
@@ -154,7 +160,7 @@ func (p *Pool) refill(k kind) {
 	if !keep {
 		return
 	}
-	pr, err := p.start(k)
+	pr, err := p.start(k, true)
 	if err != nil {
 		return // the next request starts its own, and says why if it cannot
 	}

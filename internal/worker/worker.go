@@ -46,8 +46,11 @@ func init() {
 // builds or fetches, writes the answer on stdout and returns the exit
 // code.
 func Main() int {
-	if os.Getenv(warmEnv) != "" {
-		render.Warm() // while the request has not come: off its latency
+	switch os.Getenv(warmEnv) { // while the request has not come
+	case warmBuild:
+		render.Warm()
+	case warmSchema:
+		render.WarmSchema()
 	}
 	var req request
 	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
