@@ -179,18 +179,30 @@ func TestDeprecationWarningsDoNotHideAStackOverflow(t *testing.T) {
 	t.Log(err)
 }
 
-// childPID is a child process of this one, 0 when there is none.
+// childPID is the child process of this one started last, 0 when there
+// is none (idle workers of other tests' pools may still run).
 func childPID() int {
 	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", os.Getpid()))
+	pid, newest := 0, int64(-1)
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		for _, c := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(c); err == nil {
-				return pid
+			stat, err := os.ReadFile("/proc/" + c + "/stat")
+			if err != nil {
+				continue
+			}
+			// Field 22, starttime, counted after the command's ")".
+			fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			if len(fields) < 20 {
+				continue
+			}
+			start, _ := strconv.ParseInt(fields[19], 10, 64)
+			if n, err := strconv.Atoi(c); err == nil && start > newest {
+				pid, newest = n, start
 			}
 		}
 	}
-	return 0
+	return pid
 }
 
 // TestWorkerOutputIsCappedAsItIsCopied: what a worker writes is kept up

@@ -58,7 +58,7 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 		req.MaxFileSize = -1
 	}
 	p.fetches.Add(1)
-	ans, err := p.run(ctx, req, timeout+fetchGrace)
+	ans, err := p.run(ctx, tenant, req, timeout+fetchGrace)
 	err = p.strike(strings.Join([]string{"fetch", tenant, o.URL, o.Dir}, "\x00"), err)
 	if err != nil {
 		var died *DiedError

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -65,11 +64,15 @@ type Pool struct {
 	spares  [kinds]chan *proc
 	mu      sync.Mutex
 	tenants map[string]*tenant
-	warm    bool
+	// idle are the workers waiting for their tenant's next request, by
+	// reuseKey (park).
+	idle   map[string]*idleProc
+	warm   bool
+	closed bool
 	// kills counts requests killed from outside in a row (strike).
 	kills map[string]int
-	// fetches counts the fetches run (Fetches).
-	fetches atomic.Int64
+	// fetches counts the fetches run (Fetches), started the processes.
+	fetches, started atomic.Int64
 }
 
 // Fetches is how many fetches the pool ran in workers.
@@ -91,6 +94,7 @@ func (p *Pool) init() {
 			p.spares[k] = make(chan *proc, (cap(p.slots)+1)/2)
 		}
 		p.tenants = map[string]*tenant{}
+		p.idle = map[string]*idleProc{}
 	})
 }
 
@@ -128,7 +132,7 @@ func (p *Pool) Build(ctx context.Context, root, path string, o render.Options) (
 	br := &buildRequest{Root: root, Path: path, AllowRemoteBases: o.AllowRemoteBases, AllowFileURLs: o.AllowFileURLs,
 		Revision: o.Revision, Source: o.Source, Limits: o.Limits}
 	br.Limits.Timeout = -1 // the parent's deadline ends the worker
-	ans, err := p.run(ctx, p.request(request{Build: br}), timeout)
+	ans, err := p.run(ctx, o.Tenant, p.request(request{Build: br}), timeout)
 	err = p.strike(strings.Join([]string{"build", o.Tenant, o.Revision, path}, "\x00"), err)
 	switch {
 	case err != nil:
@@ -233,75 +237,54 @@ type DiedError struct {
 func (e *DiedError) Error() string { return e.Err.Error() }
 func (e *DiedError) Unwrap() error { return e.Err }
 
-// run starts one worker for req and reads its answer; the worker is killed
-// when ctx ends, and waited for in any case. An error is the worker's
-// (ErrWorker, *DiedError, the caller's cancellation), never the build's or
-// the fetch's, which are in the answer.
-func (p *Pool) run(ctx context.Context, req request, timeout time.Duration) (answer, error) {
+// run has a worker of tenant answer req: the tenant's idle one, a spare
+// or a new one; the worker is killed when ctx ends, and waited for in
+// that case. An error is the worker's (ErrWorker, *DiedError, the
+// caller's cancellation), never the build's or the fetch's, which are in
+// the answer.
+func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time.Duration) (answer, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
 		return answer{}, err
 	}
-	k := kindOf(req)
+	key, k := reuseKey(tenant, req), kindOf(req)
 	for attempt := 1; ; attempt++ {
-		pr, err := p.take(k)
+		pr, spare, err := p.take(key, k)
 		if err != nil {
 			return answer{}, err
 		}
-		werr, runErr := pr.serve(ctx, in)
-		p.replace(k)
-		if werr != nil && ctx.Err() == nil {
-			if attempt == 1 {
-				continue // a spare that died while it waited: another one
-			}
+		ans, werr, readErr := pr.serve(ctx, in, pick(p.MaxAnswer, DefaultMaxAnswer))
+		if spare {
+			p.replace(k)
+		}
+		switch {
+		case werr != nil && ctx.Err() == nil && attempt == 1:
+			continue // a worker that died while it waited: another one
+		case werr != nil && ctx.Err() == nil:
 			return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
-		}
-		return outcome(ctx, pr, runErr, req, timeout)
-	}
-}
-
-// outcome is what a worker that was handed its request did: its answer,
-// or why it has none.
-func outcome(ctx context.Context, pr *proc, runErr error, req request, timeout time.Duration) (answer, error) {
-	exit := exitOf(pr.cmd, runErr, pr.errs.String(), req, pr.base)
-	ans, decodeErr := decodeFrames(pr.out.Bytes())
-	switch {
-	case exit == nil && !pr.out.over && decodeErr == nil:
-		// Answered in full, even if the deadline came while it exited.
-		return ans, nil
-	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return ans, &DiedError{Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout)}}
-	case ctx.Err() != nil:
-		return ans, ctx.Err()
-	case exit != nil:
-		return ans, exit
-	case pr.out.over:
-		return ans, fmt.Errorf("the worker's answer is larger than %d bytes", pr.out.max)
-	}
-	return ans, fmt.Errorf("%w: its answer: %w", ErrWorker, decodeErr)
-}
-
-// decodeFrames reads the frames a worker wrote; what it resolved is kept
-// even when the answer is missing or cut short.
-func decodeFrames(b []byte) (answer, error) {
-	var ans answer
-	dec := json.NewDecoder(bytes.NewReader(b))
-	for {
-		var f frame
-		if err := dec.Decode(&f); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("no answer")
-			}
-			return ans, err
-		}
-		if f.Resolved != "" {
-			ans.resolved = f.Resolved
-		}
-		if f.Answer != nil {
-			ans.response = *f.Answer
+		case werr == nil && readErr == nil:
+			p.park(key, pr)
 			return ans, nil
 		}
+		return ans, outcome(ctx, pr, readErr, req, timeout)
 	}
+}
+
+// outcome is why a worker that was handed its request has no answer; it
+// has ended.
+func outcome(ctx context.Context, pr *proc, readErr error, req request, timeout time.Duration) error {
+	exit := exitOf(pr.cmd, pr.waitErr, pr.errs.String(), req, pr.base)
+	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return &DiedError{Err: &render.LimitError{Limit: render.LimitTime, Max: int64(timeout)}}
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case pr.answer.over:
+		return fmt.Errorf("the worker's answer is larger than %d bytes", pr.answer.max)
+	case exit != nil:
+		return exit
+	}
+	return fmt.Errorf("%w: its answer: %w", ErrWorker, readErr)
 }
 
 // ErrWorker: a worker could not be started or did not answer as it

@@ -8,25 +8,39 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 
 	"bggitops.dev/bg-gitops/internal/spawn"
 )
 
-// proc is a started worker process waiting for its request on stdin: a
-// worker starts (the Go runtime, every package's init) before it knows
-// what it will do, so that a Pool can start one ahead of the request that
-// takes it (Warm) and keep the start off that request's latency.
+// proc is a started worker process. A worker starts (the Go runtime,
+// every package's init) before it knows what it will do, so that a Pool
+// can start one ahead of the request that takes it (Warm) and keep the
+// start off that request's latency; it then serves requests one after
+// the other on stdin and stdout, until its stdin is closed, so that the
+// next request of the same tenant (Pool.park) pays for no start at all.
 type proc struct {
-	cmd       *exec.Cmd
-	stdin     io.WriteCloser
-	out, errs *capped
-	tmp       string // its own HOME and TMPDIR, removed when it is done
-	base      int64  // the controller's peak at the start (ownPeak)
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	// out reads its stdout, answer bounds one answer's bytes.
+	out    *json.Decoder
+	answer *bounded
+	errs   *capped
+	tmp    string // its own HOME and TMPDIR, removed when it is done
+	base   int64  // the controller's peak at the start (ownPeak)
+	// exited is closed once the process ended, waitErr set.
+	exited  chan struct{}
+	waitErr error
+	// served is how many requests it answered, cpu the CPU time it had
+	// used at its last answer.
+	served int
+	cpu    time.Duration
 }
 
 // kind is what a worker is started for: a fetch, or a build, which warms
@@ -69,133 +83,142 @@ func (p *Pool) start(k kind, spare bool) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
 	}
+	pr, err := p.spawn(bin, tmp, k, spare)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
+	}
+	p.started.Add(1)
+	go pr.wait()
+	return pr, nil
+}
+
+// spawn starts the process, its stdout a pipe of its own: the pool reads
+// it while the process lives, which exec.Cmd's pipe does not allow.
+func (p *Pool) spawn(bin, tmp string, k kind, spare bool) (*proc, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = w.Close() }() // the child holds its own copy
 	cmd := exec.Command(bin, Arg)
 	cmd.Env = workerEnv(tmp, k, spare)
-	pr := &proc{cmd: cmd, tmp: tmp, out: &capped{max: pick(p.MaxAnswer, DefaultMaxAnswer)}, errs: &capped{max: stderrHead}}
-	cmd.Stdout, cmd.Stderr = pr.out, pr.errs
+	answer := &bounded{r: r}
+	pr := &proc{cmd: cmd, tmp: tmp, answer: answer, out: json.NewDecoder(answer),
+		errs: &capped{max: stderrHead}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = w, pr.errs
 	isolate(cmd)
-	cmd.WaitDelay = time.Second // a git left behind may hold stdout
+	cmd.WaitDelay = time.Second // a git left behind may hold stderr
 	if pr.stdin, err = cmd.StdinPipe(); err == nil {
 		pr.base = ownPeak()
 		err = spawn.Start(cmd) // dies with this process: see package spawn
 	}
 	if err != nil {
-		_ = os.RemoveAll(tmp)
-		return nil, fmt.Errorf("%w: %w", ErrWorker, err)
+		_ = r.Close()
+		return nil, err
 	}
 	return pr, nil
 }
 
-// serve hands the process its request and waits for it to end; it is
-// killed, with its process group, when ctx ends first. It returns the
-// error of writing the request (a spare that died while it waited, not
-// the request's doing) and that of Wait.
-func (pr *proc) serve(ctx context.Context, in []byte) (werr, err error) {
-	defer func() { _ = os.RemoveAll(pr.tmp) }() // what a killed worker's clones left
-	stop := context.AfterFunc(ctx, func() { killGroup(pr.cmd) })
-	defer stop()
-	_, werr = pr.stdin.Write(in)
-	_ = pr.stdin.Close()
-	err = pr.cmd.Wait()
-	killGroup(pr.cmd) // a git it started and left behind
-	return werr, err
+// wait reaps the process, then kills what is left of its group (a git it
+// started and left behind), so that its stdout ends.
+func (pr *proc) wait() {
+	pr.waitErr = pr.cmd.Wait()
+	killGroup(pr.cmd)
+	close(pr.exited)
 }
 
-// kill ends a process that was never given a request.
+// alive reports whether the process still runs.
+func (pr *proc) alive() bool {
+	select {
+	case <-pr.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// serve hands the process a request and reads its frames up to the
+// answer, at most maxAnswer bytes; the process is killed, with its
+// process group, when ctx ends first. werr is the error of writing the
+// request (a spare that died while it waited, not the request's doing);
+// err, that of reading the answer, after which the process has ended.
+func (pr *proc) serve(ctx context.Context, in []byte, maxAnswer int64) (ans answer, werr, err error) {
+	stop := context.AfterFunc(ctx, func() { killGroup(pr.cmd) })
+	defer stop()
+	if _, werr = pr.stdin.Write(in); werr != nil {
+		pr.kill()
+		return answer{}, werr, nil
+	}
+	pr.answer.reset(maxAnswer)
+	if ans, err = readAnswer(pr.out); err != nil {
+		pr.kill()
+		return ans, nil, err
+	}
+	pr.served++
+	pr.cpu = ans.CPU
+	return ans, nil, nil
+}
+
+// readAnswer reads a worker's frames up to its answer; what it resolved
+// is kept even when the answer is missing or cut short.
+func readAnswer(dec *json.Decoder) (answer, error) {
+	var ans answer
+	for {
+		var f frame
+		if err := dec.Decode(&f); err != nil {
+			if err == io.EOF {
+				err = fmt.Errorf("no answer")
+			}
+			return ans, err
+		}
+		if f.Resolved != "" {
+			ans.resolved = f.Resolved
+		}
+		if f.Answer != nil {
+			ans.response = *f.Answer
+			return ans, nil
+		}
+	}
+}
+
+// kill ends the process and waits for it; its files go.
 func (pr *proc) kill() {
 	killGroup(pr.cmd)
 	_ = pr.stdin.Close()
-	_ = pr.cmd.Wait()
+	<-pr.exited
+	_ = pr.answer.r.Close()
 	_ = os.RemoveAll(pr.tmp)
 }
 
-// refillDelay is how long after a request a spare taken is replaced:
-// starting a process takes CPU (the Go runtime, the binary's pages), which
-// the rest of the change it was for (a build after the fetch, the apply
-// after the build) would otherwise wait for.
-const refillDelay = time.Second
-
-// take is a started process of kind k: a spare if there is one, else a
-// new one. The spare is replaced when the request is done (replace).
-func (p *Pool) take(k kind) (*proc, error) {
-	select {
-	case pr := <-p.spares[k]:
-		return pr, nil
-	default:
-	}
-	return p.start(k, false)
-}
-
-// Warm starts the spare workers of each kind (one per two slots, at
-// least one), and replaces each one taken, so that a request does not wait for a worker to start; Close
-// ends them.
-func (p *Pool) Warm() {
-	p.init()
-	p.mu.Lock()
-	p.warm = true
-	p.mu.Unlock()
-	for k := range kinds {
-		for range cap(p.spares[k]) {
-			p.refill(k)
-		}
+// clean removes what a request left in the worker's own directory (a
+// remote base's clone kustomize did not remove), before the next one.
+func (pr *proc) clean() {
+	entries, _ := os.ReadDir(pr.tmp)
+	for _, e := range entries {
+		_ = os.RemoveAll(filepath.Join(pr.tmp, e.Name()))
 	}
 }
 
-// replace refills the spare of kind k a request took: at once when none
-// is left (a burst of requests), else refillDelay later.
-func (p *Pool) replace(k kind) {
-	if len(p.spares[k]) == 0 {
-		go p.refill(k)
-		return
-	}
-	time.AfterFunc(refillDelay, func() { p.refill(k) })
+// bounded reads a worker's stdout, at most max bytes per answer; past it
+// the read fails and over is set.
+type bounded struct {
+	r         *os.File
+	max, left int64
+	over      bool
 }
 
-// refill starts a spare of kind k when the pool keeps them and has room
-// for one.
-func (p *Pool) refill(k kind) {
-	p.mu.Lock()
-	keep := p.warm && len(p.spares[k]) < cap(p.spares[k])
-	p.mu.Unlock()
-	if !keep {
-		return
-	}
-	pr, err := p.start(k, true)
-	if err != nil {
-		return // the next request starts its own, and says why if it cannot
-	}
-	select {
-	case p.spares[k] <- pr:
-	default:
-		pr.kill()
-	}
-	p.mu.Lock()
-	closed := !p.warm
-	p.mu.Unlock()
-	if closed {
-		p.drain()
-	}
-}
+func (b *bounded) reset(max int64) { b.max, b.left, b.over = max, max, false }
 
-// Close ends the spare workers and stops keeping them; running ones end
-// with their requests.
-func (p *Pool) Close() {
-	p.init()
-	p.mu.Lock()
-	p.warm = false
-	p.mu.Unlock()
-	p.drain()
-}
-
-func (p *Pool) drain() {
-	for _, spares := range p.spares {
-		for done := false; !done; {
-			select {
-			case pr := <-spares:
-				pr.kill()
-			default:
-				done = true
-			}
-		}
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.over = true
+		return 0, fmt.Errorf("the answer is larger than its bound")
 	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

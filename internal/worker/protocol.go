@@ -23,7 +23,8 @@ import (
 const Arg = "__bg-gitops-render-worker"
 
 // request is what the parent sends on the worker's stdin: one build or
-// one fetch, and the worker's own limits.
+// one fetch, and the worker's own limits (the same for every request a
+// worker serves).
 type request struct {
 	Build *buildRequest `json:",omitempty"`
 	Fetch *fetchRequest `json:",omitempty"`
@@ -74,6 +75,8 @@ type response struct {
 	Error   *wireError        `json:",omitempty"`
 	Fetched *source.Result    `json:",omitempty"`
 	Skipped bool              `json:",omitempty"`
+	// CPU is the CPU time the worker has used in its life so far.
+	CPU time.Duration `json:",omitempty"`
 }
 
 // wireError is a build error as it crosses the process boundary: its

@@ -8,6 +8,8 @@ package worker
 
 import (
 	"fmt"
+	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,4 +44,18 @@ func rlimit(req request) error {
 	}
 	size := uint64(max(req.MaxFileSize, fileSize))
 	return set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, size, size)
+}
+
+// resetPeak starts the measure of this process's peak memory (VmHWM, and
+// the rusage its parent reads when it dies) afresh, for the request it
+// serves next.
+func resetPeak() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// cpuUsed is the CPU time this process has used.
+func cpuUsed() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

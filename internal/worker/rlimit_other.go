@@ -8,5 +8,11 @@ Licensed under the Apache License, Version 2.0.
 
 package worker
 
+import "time"
+
 // rlimit: off Linux builds run in-process (Supported is false).
 func rlimit(request) error { return nil }
+
+func resetPeak() {}
+
+func cpuUsed() time.Duration { return 0 }

@@ -42,9 +42,9 @@ func init() {
 	}
 }
 
-// Main is the worker: it reads one request on stdin, sets its limits,
-// builds or fetches, writes the answer on stdout and returns the exit
-// code.
+// Main is the worker: it reads requests on stdin one after the other,
+// sets its limits at the first, builds or fetches, writes each answer on
+// stdout, and returns the exit code once stdin ends.
 func Main() int {
 	switch os.Getenv(warmEnv) { // while the request has not come
 	case warmBuild:
@@ -52,11 +52,31 @@ func Main() int {
 	case warmSchema:
 		render.WarmSchema()
 	}
-	var req request
-	if err := json.NewDecoder(io.LimitReader(os.Stdin, maxRequest)).Decode(&req); err != nil {
-		fmt.Fprintln(os.Stderr, "render worker: reading the request:", err)
-		return exitProtocol
+	in := &limitedReader{r: os.Stdin}
+	dec, out := json.NewDecoder(in), json.NewEncoder(os.Stdout)
+	for first := true; ; first = false {
+		in.left = maxRequest
+		var req request
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) && !first {
+				return 0 // the pool is done with it
+			}
+			fmt.Fprintln(os.Stderr, "render worker: reading the request:", err)
+			return exitProtocol
+		}
+		if first {
+			if code := begin(req); code != 0 {
+				return code
+			}
+		}
+		if code := serve(req, out); code != 0 {
+			return code
+		}
 	}
+}
+
+// begin sets the limits of the worker's life, at its first request.
+func begin(req request) int {
 	if err := setLimits(req); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
 		return exitProtocol
@@ -65,13 +85,18 @@ func Main() int {
 	// repository's text reaches no log (kustomize logs names it reads).
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	quiet()
-	out := json.NewEncoder(os.Stdout)
+	if req.Build != nil && !req.Build.AllowRemoteBases {
+		offline() // for its life: the pool gives it no other build
+	}
+	return 0
+}
+
+// serve answers one request, and gives back the memory it took.
+func serve(req request, out *json.Encoder) int {
+	resetPeak()
 	var resp response
 	switch {
 	case req.Build != nil:
-		if !req.Build.AllowRemoteBases {
-			offline()
-		}
 		resp = build(*req.Build)
 	case req.Fetch != nil:
 		resp = fetch(*req.Fetch, out)
@@ -79,10 +104,30 @@ func Main() int {
 		fmt.Fprintln(os.Stderr, "render worker: the request holds neither a build nor a fetch")
 		return exitProtocol
 	}
+	resp.CPU = cpuUsed()
 	if err := out.Encode(frame{Answer: &resp}); err != nil {
 		return exitProtocol // its stdout is gone: the parent reads no answer
 	}
+	debug.FreeOSMemory() // an idle worker holds little
 	return 0
+}
+
+// limitedReader bounds the bytes of one request (left is reset for each).
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errors.New("the request is larger than its bound")
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // setLimits bounds this process: the Go runtime's soft memory limit a

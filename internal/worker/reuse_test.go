@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package worker
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"bggitops.dev/bg-gitops/internal/render"
+)
+
+// TestATenantsNextBuildRunsInTheWorkerOfItsLast: a worker that answered
+// waits for its tenant's next build of the same kind, so that a change
+// pays for no process start; another tenant, or a build that needs the
+// network the first worker shut itself off from, gets a worker of its own.
+func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
+	skipOffLinux(t)
+	p := &Pool{}
+	t.Cleanup(p.Close)
+	a := render.Options{Tenant: "team-a"}
+	for range 3 {
+		_, err := p.Build(t.Context(), "testdata", "fine", a)
+		require.NoError(t, err)
+	}
+	assert.EqualValues(t, 1, p.started.Load(), "three builds of one tenant, one process")
+	assert.Equal(t, 1, p.Idle())
+
+	_, err := p.Build(t.Context(), "testdata", "fine", render.Options{Tenant: "team-b"})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, p.started.Load(), "another tenant never shares a worker")
+
+	online := a
+	online.AllowRemoteBases = true
+	_, err = p.Build(t.Context(), "testdata", "fine", online)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, p.started.Load(), "an offline worker does not serve a build with remote bases")
+	assert.Equal(t, 3, p.Idle())
+
+	p.Close()
+	assert.Zero(t, p.Idle(), "Close ends the idle workers")
+}
+
+// TestAWorkerThatDiedIsNotReused: a tenant's build that ends its worker
+// (a limit) fails alone; the tenant's next build gets a new worker, and
+// the limit is named with the peak of that build, not of the builds the
+// worker served before.
+func TestAWorkerThatDiedIsNotReused(t *testing.T) {
+	skipOffLinux(t)
+	p := &Pool{MaxMemory: 256 << 20}
+	t.Cleanup(p.Close)
+	o := render.Options{Tenant: "team-a", Limits: unbounded}
+	_, err := p.Build(t.Context(), "testdata", "fine", o)
+	require.NoError(t, err)
+	_, err = p.Build(t.Context(), "testdata/hostile", "memory-bomb", o)
+	var le *render.LimitError
+	require.ErrorAs(t, err, &le, "%v", err)
+	assert.Equal(t, render.LimitMemory, le.Limit, "%v", err)
+	assert.Zero(t, p.Idle())
+	_, err = p.Build(t.Context(), "testdata", "fine", o)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, p.started.Load())
+}
+
+// TestAnIdleWorkerKilledWhileItWaitsCostsTheNextBuildNothing: the kernel's
+// OOM killer takes idle workers first (their score is the highest); the
+// tenant's next build then runs in another one, without an error.
+func TestAnIdleWorkerKilledWhileItWaitsCostsTheNextBuildNothing(t *testing.T) {
+	skipOffLinux(t)
+	p := &Pool{}
+	t.Cleanup(p.Close)
+	o := render.Options{Tenant: "team-a"}
+	_, err := p.Build(t.Context(), "testdata", "fine", o)
+	require.NoError(t, err)
+	p.mu.Lock()
+	var idle *proc
+	for _, e := range p.idle {
+		idle = e.pr
+	}
+	p.mu.Unlock()
+	require.NotNil(t, idle)
+	require.NoError(t, syscall.Kill(idle.cmd.Process.Pid, syscall.SIGKILL))
+	<-idle.exited
+	_, err = p.Build(t.Context(), "testdata", "fine", o)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, p.started.Load())
+}
+
+// TestAnAnswerPastItsBoundFailsItsBuild: a worker's answer is read up to
+// MaxAnswer bytes; past it the build fails as the worker's, and the
+// worker is not kept.
+func TestAnAnswerPastItsBoundFailsItsBuild(t *testing.T) {
+	skipOffLinux(t)
+	p := &Pool{MaxAnswer: 64}
+	t.Cleanup(p.Close)
+	_, err := p.Build(t.Context(), "testdata", "fine", render.Options{Tenant: "team-a"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "larger than 64 bytes")
+	var died *DiedError
+	assert.False(t, errors.As(err, &died), "not recorded against the revision: %v", err)
+	assert.Zero(t, p.Idle())
+}

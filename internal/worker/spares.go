@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package worker
+
+import (
+	"fmt"
+	"time"
+)
+
+// A Pool keeps two kinds of started workers that run nothing: spares,
+// started ahead of any request (Warm), and idle workers, which answered a
+// request of a tenant and wait for the next one of the same tenant and
+// kind (park). Neither holds a slot.
+
+// refillDelay is how long after a request a spare taken is replaced:
+// starting a process takes CPU (the Go runtime, the binary's pages), which
+// the rest of the change it was for (a build after the fetch, the apply
+// after the build) would otherwise wait for.
+const refillDelay = time.Second
+
+// Reuse of a worker by its tenant: it waits idleFor for the next request
+// and serves at most maxServes, and none once it has used half its CPU
+// time limit (RLIMIT_CPU counts the process's whole life), so that every
+// request has at least half of it.
+const (
+	idleFor   = time.Minute
+	maxServes = 100
+)
+
+// idleProc is a worker waiting for its tenant's next request.
+type idleProc struct {
+	pr    *proc
+	since time.Time
+	timer *time.Timer
+}
+
+// reuseKey names what a worker may serve again: its tenant's requests of
+// its kind, with the same process-wide switches (a build worker offline
+// stays offline; a fetch worker's file size limit cannot be raised).
+func reuseKey(tenant string, req request) string {
+	if req.Build != nil {
+		return fmt.Sprintf("build\x00%s\x00%t", tenant, req.Build.AllowRemoteBases)
+	}
+	return fmt.Sprintf("fetch\x00%s\x00%d", tenant, req.MaxFileSize)
+}
+
+// take is a started process for a request of key: the tenant's idle
+// worker if there is one, else a spare of kind k (spare is true: replace
+// it when the request is done), else a new process.
+func (p *Pool) take(key string, k kind) (pr *proc, spare bool, err error) {
+	p.init()
+	p.mu.Lock()
+	e := p.idle[key]
+	if e != nil {
+		delete(p.idle, key)
+		e.timer.Stop()
+	}
+	p.mu.Unlock()
+	if e != nil && e.pr.alive() {
+		return e.pr, false, nil
+	}
+	if e != nil {
+		e.pr.kill() // the OOM killer takes idle workers first
+	}
+	select {
+	case pr := <-p.spares[k]:
+		return pr, true, nil
+	default:
+	}
+	pr, err = p.start(k, false)
+	return pr, false, err
+}
+
+// park keeps a worker that answered for its tenant's next request of the
+// same key, unless it is worn (maxServes, half its CPU time) or the pool
+// is closed. At most one idle worker per slot is kept: the oldest goes.
+func (p *Pool) park(key string, pr *proc) {
+	half := time.Duration(cpuSeconds(p.MaxCPU)) * time.Second / 2
+	if pr.served >= maxServes || pr.cpu >= half || !pr.alive() {
+		pr.retire()
+		return
+	}
+	pr.clean()
+	e := &idleProc{pr: pr, since: time.Now()}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		pr.retire()
+		return
+	}
+	if old := p.idle[key]; old != nil {
+		p.evict(key, old)
+	}
+	for len(p.idle) >= cap(p.slots) {
+		p.evictOldest()
+	}
+	e.timer = time.AfterFunc(idleFor, func() { p.expire(key, e) })
+	p.idle[key] = e
+}
+
+// expire ends an idle worker that waited idleFor.
+func (p *Pool) expire(key string, e *idleProc) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idle[key] == e {
+		p.evict(key, e)
+	}
+}
+
+// evictOldest ends the idle worker that waits longest; p.mu is held.
+func (p *Pool) evictOldest() {
+	var key string
+	var oldest *idleProc
+	for k, e := range p.idle {
+		if oldest == nil || e.since.Before(oldest.since) {
+			key, oldest = k, e
+		}
+	}
+	p.evict(key, oldest)
+}
+
+// evict ends an idle worker; p.mu is held.
+func (p *Pool) evict(key string, e *idleProc) {
+	delete(p.idle, key)
+	e.timer.Stop()
+	e.pr.retire()
+}
+
+// retire ends a worker that has answered: it exits when its stdin closes,
+// and is killed if it has not within a second.
+func (pr *proc) retire() {
+	_ = pr.stdin.Close()
+	go func() {
+		select {
+		case <-pr.exited:
+		case <-time.After(time.Second):
+		}
+		pr.kill()
+	}()
+}
+
+// Idle is how many workers wait for their tenant's next request.
+func (p *Pool) Idle() int {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
+// Warm starts the spare workers of each kind (one per two slots, at
+// least one), and replaces each one taken, so that a request does not
+// wait for a worker to start; Close ends them.
+func (p *Pool) Warm() {
+	p.init()
+	p.mu.Lock()
+	p.warm = true
+	p.mu.Unlock()
+	for k := range kinds {
+		for range cap(p.spares[k]) {
+			p.refill(k)
+		}
+	}
+}
+
+// replace refills the spare of kind k a request took: at once when none
+// is left (a burst of requests), else refillDelay later.
+func (p *Pool) replace(k kind) {
+	if len(p.spares[k]) == 0 {
+		go p.refill(k)
+		return
+	}
+	time.AfterFunc(refillDelay, func() { p.refill(k) })
+}
+
+// refill starts a spare of kind k when the pool keeps them and has room
+// for one.
+func (p *Pool) refill(k kind) {
+	p.mu.Lock()
+	keep := p.warm && len(p.spares[k]) < cap(p.spares[k])
+	p.mu.Unlock()
+	if !keep {
+		return
+	}
+	pr, err := p.start(k, true)
+	if err != nil {
+		return // the next request starts its own, and says why if it cannot
+	}
+	select {
+	case p.spares[k] <- pr:
+	default:
+		pr.kill()
+	}
+	p.mu.Lock()
+	closed := !p.warm
+	p.mu.Unlock()
+	if closed {
+		p.drain()
+	}
+}
+
+// Close ends the spare and idle workers and stops keeping them; running
+// ones end with their requests.
+func (p *Pool) Close() {
+	p.init()
+	p.mu.Lock()
+	p.warm, p.closed = false, true
+	for key, e := range p.idle {
+		p.evict(key, e)
+	}
+	p.mu.Unlock()
+	p.drain()
+}
+
+func (p *Pool) drain() {
+	for _, spares := range p.spares {
+		for done := false; !done; {
+			select {
+			case pr := <-spares:
+				pr.kill()
+			default:
+				done = true
+			}
+		}
+	}
+}
