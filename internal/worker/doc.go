@@ -11,8 +11,8 @@ Licensed under the Apache License, Version 2.0.
 // fail only that fetch or build (a *DiedError).
 //
 // The controller re-executes its own binary with one fixed argument (Arg;
-// no shell, nothing of the request on the command line) and sends the
-// request on stdin. Before it builds, the worker sets its own limits:
+// no shell, nothing of the request on the command line) and sends
+// requests on stdin. At its first, the worker sets its own limits:
 // RLIMIT_DATA with a Go soft memory limit below it (the Go runtime
 // respects both; RLIMIT_AS would count reserved address space, which the
 // runtime maps far beyond its use), RLIMIT_CPU, RLIMIT_NOFILE,
@@ -20,13 +20,18 @@ Licensed under the Apache License, Version 2.0.
 // also refuses every HTTP request and finds no git binary: switches that
 // are process-wide, and so could never be thrown in the controller, whose
 // forge and git clients share them. The parent kills the worker at the
-// build's deadline and reads its answer through a bounded reader.
+// request's deadline and reads its answer through a bounded reader.
 //
 // Pool runs at most Slots workers at once, one per tenant (namespace); a
 // request that finds no free slot waits, and a worker killed frees its
-// slot at once: nothing is left running. Warm keeps started spares, half
-// for fetches and half for builds (which warm kustomize up while they
-// wait), so that a request does not wait for a worker to start.
+// slot at once: nothing is left running. A worker that answered waits a
+// minute for its tenant's next request of the same kind (never another
+// tenant's: what one build leaves in the process is its own tenant's
+// concern only), so that a change pays for no process start; it is
+// retired after maxServes requests or half its CPU time, and never kept
+// once it died. Warm keeps started spares, half for fetches and half for
+// builds (which warm kustomize up while they wait), for a tenant that has
+// no idle worker.
 //
 // Off Linux, and for the CLI, builds and fetches run in-process
 // (render.BuildContext, source.Fetch).
