@@ -64,6 +64,9 @@ type Child struct {
 	JobID string
 	// UpgradeSavepointPath is status.jobStatus.upgradeSavepointPath.
 	UpgradeSavepointPath string
+	// Labels are metadata.labels; the adapter keeps the parent's on
+	// the children (Decide does not read them).
+	Labels map[string]string
 	// Deleting is true when metadata.deletionTimestamp is set.
 	Deleting bool
 	// Foreign: the child is not the parent's but an earlier object's of
@@ -253,8 +256,8 @@ const (
 )
 
 // ChildSpec is the desired state of a child FlinkDeployment. The adapter
-// adds the namespace, the TypeLabel, the owner reference and the revision
-// annotation.
+// adds the namespace, the parent's labels and the TypeLabel, the owner
+// reference and the revision annotation.
 type ChildSpec struct {
 	Name     string
 	Color    Color

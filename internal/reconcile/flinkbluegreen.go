@@ -152,6 +152,7 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 		dec, err = r.onRejection(ctx, p, rej)
 	case len(dec.Actions) == 0:
 		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
+		err = r.relabel(ctx, p, in)
 	default:
 		dec, err = r.execute(ctx, p, in, dec)
 	}

@@ -48,7 +48,7 @@ func childObject(p *v1alpha1.FlinkBlueGreenDeployment, cs *bluegreen.ChildSpec) 
 	u := newUnstructured(v1alpha1.FlinkDeploymentGVK)
 	u.SetName(cs.Name)
 	u.SetNamespace(p.Namespace)
-	u.SetLabels(map[string]string{bluegreen.TypeLabel: string(cs.Color)})
+	u.SetLabels(childLabels(p, cs.Color))
 	if cs.Revision != "" {
 		u.SetAnnotations(map[string]string{v1alpha1.RevisionAnnotation: cs.Revision})
 	}
@@ -173,7 +173,7 @@ func ownedBy(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment)
 
 func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.Child, error) {
 	ch := &bluegreen.Child{Name: u.GetName(), Color: color, Revision: u.GetAnnotations()[v1alpha1.RevisionAnnotation],
-		Deleting: u.GetDeletionTimestamp() != nil, Generation: u.GetGeneration(), Created: u.GetCreationTimestamp().Time,
+		Labels: u.GetLabels(), Deleting: u.GetDeletionTimestamp() != nil, Generation: u.GetGeneration(), Created: u.GetCreationTimestamp().Time,
 		UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}
 	ch.ObservedGeneration, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if err := fromMap(u.Object["spec"], &ch.Spec); err != nil {

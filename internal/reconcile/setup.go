@@ -196,7 +196,8 @@ func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, re
 		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence, Redact: reporter.Redact}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			predicate.LabelChangedPredicate{}))). // labels: the children carry them (relabel)
 		Watches(&v1alpha1.GitRepository{}, handler.EnqueueRequestsFromMapFunc(deploymentsOfSource),
 			builder.WithPredicates(windowsChanged)).
 		// The Ingress of spec.ingress: a deleted or edited one is restored.
