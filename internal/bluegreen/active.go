@@ -138,6 +138,9 @@ func (d *decider) active(x Color) {
 	}
 	rollout, diff := Plan(d.baseOf(a), d.spec)
 	switch {
+	case rollout == RolloutNothing && d.retryRequested() && d.inPlaceAborted(a):
+		// The patch is on the child already: the retry watches it again.
+		d.patchInPlace(x, a, Diff{Type: DiffPatchChild})
 	case rollout == RolloutNothing:
 		d.ackRetry()
 		d.stamp()
@@ -245,7 +248,7 @@ func (d *decider) settle(a *Child) {
 // rollout's outcome and stays until the next change.
 func (d *decider) mirror(a *Child) {
 	switch {
-	case d.st.JobStatus.State == v1alpha1.JobFailing:
+	case d.st.JobStatus.State == v1alpha1.JobFailing && !d.recoveredInPlace(a):
 	case a.suspended():
 		d.setJob(v1alpha1.JobSuspended, "")
 	default:
@@ -255,6 +258,29 @@ func (d *decider) mirror(a *Child) {
 			d.setJob(v1alpha1.JobReconciling, "")
 		}
 	}
+}
+
+// inPlaceAborted reports that the last rollout was an in-place change
+// of a that aborted, and that a still carries its revision: the abort
+// left the job as it was, the change applied.
+func (d *decider) inPlaceAborted(a *Child) bool {
+	h := d.st.History
+	if len(h) == 0 {
+		return false
+	}
+	r := h[len(h)-1]
+	return r.Kind == v1alpha1.RolloutInPlace && r.Outcome == v1alpha1.RolloutAborted && r.To == a.Name && r.Revision == a.Revision
+}
+
+// recoveredInPlace reports a job that came up with an in-place change
+// after the change aborted (ready, or suspended as asked): FAILING
+// reported the abort, and the status follows the job again.
+func (d *decider) recoveredInPlace(a *Child) bool {
+	if !(a.Ready() || a.suspended()) || !d.inPlaceAborted(a) {
+		return false
+	}
+	d.event(false, "Recovered", "%s runs %s after its in-place change aborted", a.Name, revOr(a.Revision))
+	return true
 }
 
 // activeMissing: the active child was deleted behind our back. Its state
@@ -295,7 +321,11 @@ func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
 	d.st.DeploymentReadyTimestamp = nil
 	d.setJob(v1alpha1.JobReconciling, "")
 	d.progressing("Progressing", "patching %s in place (%s)", a.Name, diff.Type)
-	d.event(false, "PatchStarted", "patching %s in place (%s: %v) to %s", a.Name, diff.Type, diff.Fields, revOr(d.revision()))
+	if diff.Fields == nil {
+		d.event(false, "PatchStarted", "retrying the in-place change of %s to %s", a.Name, revOr(d.revision()))
+	} else {
+		d.event(false, "PatchStarted", "patching %s in place (%s: %v) to %s", a.Name, diff.Type, diff.Fields, revOr(d.revision()))
+	}
 	d.requeue(d.t.interval)
 }
 

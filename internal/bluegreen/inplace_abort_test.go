@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bluegreen
+
+import (
+	"testing"
+	"time"
+
+	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// An in-place change that aborts leaves the only job as it is: it is the
+// target. The status then follows that child, not the abort.
+
+// abortedInPlace patches green in place and lets the grace period run
+// out before green runs the patch.
+func abortedInPlace(t *testing.T) *world {
+	w, _ := toActiveGreen(t, v1alpha1.UpgradeModeSavepoint)
+	parallelismDefault(w, "4", "main@sha1:r3")
+	w.step()
+	w.expectState(sToGreen, jReconciling)
+	w.advance(11 * time.Minute)
+	w.step()
+	w.expectState(sActiveGreen, jFailing)
+	return w
+}
+
+// A job that comes up with the patch after the abort is RUNNING again,
+// with no error. (Failed on the code as it was: FAILING stayed until the
+// next commit.)
+func TestAJobThatRecoversAfterAnInPlaceAbortIsReportedRunning(t *testing.T) {
+	w := abortedInPlace(t)
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	if w.status().Error != "" {
+		w.fatalf("error kept after the job recovered: %q", w.status().Error)
+	}
+}
+
+// A retry after an in-place abort watches the patched job again, with a
+// fresh grace period, and reports its outcome as a rollout of its own.
+// (Failed on the code as it was: the retry was acknowledged and reported
+// RECONCILING with no deadline and no rollout.)
+func TestRetryAfterAnInPlaceAbortWatchesTheJobAgain(t *testing.T) {
+	w := abortedInPlace(t)
+	w.failChild(Green)
+	w.step()
+	w.expectState(sActiveGreen, jFailing)
+	w.annotate(v1alpha1.RetryRequestedAtAnnotation, "r1")
+	d := w.step()
+	w.expectState(sToGreen, jReconciling)
+	w.expectEvents(d, "PatchStarted")
+	w.expectTime("abortTimestamp", w.status().AbortTimestamp, w.now.Add(10*time.Minute))
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	h := w.status().History
+	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != "main@sha1:r3" {
+		w.fatalf("the retry is not r3's succeeded in-place rollout: %+v", h)
+	}
+}
