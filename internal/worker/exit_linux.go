@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"bggitops.dev/bg-gitops/internal/render"
 )
@@ -26,12 +29,38 @@ func isolate(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// killGroup kills what is left of the worker's process group (a git that
-// kustomize gave up on); the group id is not reused while a member lives.
+// killGroup kills the worker's process group (and a git that kustomize
+// gave up on); callers hold the process unreaped (proc.signal, proc.wait),
+// so that its id is no other group's.
 func killGroup(cmd *exec.Cmd) {
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// waitExited returns once the process has ended, leaving it unreaped: a
+// zombie keeps its process group's id from being reused.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// hasChildren reports whether process pid has children: a git that a
+// build left running, which would outlive the request in a worker kept for
+// the next one.
+func hasChildren(pid int) bool {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || len(strings.TrimSpace(string(b))) > 0 {
+			return true
+		}
+	}
+	return len(files) == 0 // cannot tell: not kept
 }
 
 // ownPeak is this process's peak resident memory (VmHWM), in bytes: a
@@ -63,14 +92,12 @@ func exitOf(cmd *exec.Cmd, runErr error, stderr string, req request, base int64)
 		return nil
 	}
 	var peak int64
-	var cpu time.Duration
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 		if peak = ru.Maxrss << 10; peak <= base { // KiB on Linux
 			peak = 0
 		}
-		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	if err := limitOf(st, stderr, req, peak, cpu); err != nil {
+	if err := limitOf(st, stderr, req, peak); err != nil {
 		return &DiedError{Err: err}
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
@@ -99,16 +126,16 @@ func runtimeFatal(stderr string) string {
 }
 
 // limitOf is the limit a worker that died hit, nil when none.
-func limitOf(st *os.ProcessState, stderr string, req request, peak int64, cpu time.Duration) error {
-	ws, _ := st.Sys().(syscall.WaitStatus)
+func limitOf(st *os.ProcessState, stderr string, req request, peak int64) error {
 	switch {
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "goroutine stack exceeds"):
 		return &render.LimitError{Limit: render.LimitStack, Max: req.MaxStack, Peak: peak}
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
 		strings.Contains(stderr, "pthread_create failed"):
 		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
-	case ws.Signaled() && req.MaxCPU > 0 && cpu >= time.Duration(req.MaxCPU)*time.Second:
-		// The hard limit's SIGKILL (the Go runtime ignores SIGXCPU).
+	case !st.Sys().(syscall.WaitStatus).Signaled() && st.ExitCode() == exitCPU:
+		// Its own CPU time during this request (see cpuLimit), not
+		// that of the gits it ran.
 		return &render.LimitError{Limit: render.LimitCPU, Max: int64(time.Duration(req.MaxCPU) * time.Second), Peak: peak}
 	}
 	return nil

@@ -263,7 +263,7 @@ func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time
 		case werr != nil && ctx.Err() == nil:
 			return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
 		case werr == nil && readErr == nil:
-			p.park(key, pr)
+			p.park(ctx, key, pr)
 			return ans, nil
 		}
 		return ans, outcome(ctx, pr, readErr, req, timeout)

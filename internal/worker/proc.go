@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"bggitops.dev/bg-gitops/internal/spawn"
@@ -28,19 +30,21 @@ import (
 type proc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	// out reads its stdout, answer bounds one answer's bytes.
-	out    *json.Decoder
+	// answer reads its stdout, at most a bound per answer.
 	answer *bounded
 	errs   *capped
 	tmp    string // its own HOME and TMPDIR, removed when it is done
 	base   int64  // the controller's peak at the start (ownPeak)
-	// exited is closed once the process ended, waitErr set.
+	// mu orders signals before reaping: a process group's id is its
+	// leader's pid, another group's once the leader is reaped and no
+	// member is left.
+	mu     sync.Mutex
+	reaped bool
+	// exited is closed once the process was reaped, waitErr set.
 	exited  chan struct{}
 	waitErr error
-	// served is how many requests it answered, cpu the CPU time it had
-	// used at its last answer.
+	// served is how many requests it answered.
 	served int
-	cpu    time.Duration
 }
 
 // kind is what a worker is started for: a fetch, or a build, which warms
@@ -104,8 +108,7 @@ func (p *Pool) spawn(bin, tmp string, k kind, spare bool) (*proc, error) {
 	cmd := exec.Command(bin, Arg)
 	cmd.Env = workerEnv(tmp, k, spare)
 	answer := &bounded{r: r}
-	pr := &proc{cmd: cmd, tmp: tmp, answer: answer, out: json.NewDecoder(answer),
-		errs: &capped{max: stderrHead}, exited: make(chan struct{})}
+	pr := &proc{cmd: cmd, tmp: tmp, answer: answer, errs: &capped{max: stderrHead}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = w, pr.errs
 	isolate(cmd)
 	cmd.WaitDelay = time.Second // a git left behind may hold stderr
@@ -120,12 +123,25 @@ func (p *Pool) spawn(bin, tmp string, k kind, spare bool) (*proc, error) {
 	return pr, nil
 }
 
-// wait reaps the process, then kills what is left of its group (a git it
-// started and left behind), so that its stdout ends.
+// wait kills what is left of the process's group once it ended (a git it
+// started and left behind, so that its stdout ends), then reaps it.
 func (pr *proc) wait() {
-	pr.waitErr = pr.cmd.Wait()
+	waitExited(pr.cmd.Process.Pid)
+	pr.mu.Lock()
 	killGroup(pr.cmd)
+	pr.waitErr = pr.cmd.Wait()
+	pr.reaped = true
+	pr.mu.Unlock()
 	close(pr.exited)
+}
+
+// signal kills the process and its group, unless it was reaped.
+func (pr *proc) signal() {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if !pr.reaped {
+		killGroup(pr.cmd)
+	}
 }
 
 // alive reports whether the process still runs.
@@ -144,20 +160,31 @@ func (pr *proc) alive() bool {
 // request (a spare that died while it waited, not the request's doing);
 // err, that of reading the answer, after which the process has ended.
 func (pr *proc) serve(ctx context.Context, in []byte, maxAnswer int64) (ans answer, werr, err error) {
-	stop := context.AfterFunc(ctx, func() { killGroup(pr.cmd) })
+	stop := context.AfterFunc(ctx, pr.signal)
 	defer stop()
 	if _, werr = pr.stdin.Write(in); werr != nil {
 		pr.kill()
 		return answer{}, werr, nil
 	}
+	// A decoder per answer: one kept would hold the buffer of the
+	// largest answer while the worker waits.
 	pr.answer.reset(maxAnswer)
-	if ans, err = readAnswer(pr.out); err != nil {
+	dec := json.NewDecoder(pr.answer)
+	if ans, err = readAnswer(dec); err == nil && !blank(dec.Buffered()) {
+		err = fmt.Errorf("the worker wrote past its answer")
+	}
+	if err != nil {
 		pr.kill()
 		return ans, nil, err
 	}
 	pr.served++
-	pr.cpu = ans.CPU
 	return ans, nil, nil
+}
+
+// blank reports whether r holds nothing but white space.
+func blank(r io.Reader) bool {
+	b, _ := io.ReadAll(r)
+	return len(bytes.TrimSpace(b)) == 0
 }
 
 // readAnswer reads a worker's frames up to its answer; what it resolved
@@ -184,7 +211,7 @@ func readAnswer(dec *json.Decoder) (answer, error) {
 
 // kill ends the process and waits for it; its files go.
 func (pr *proc) kill() {
-	killGroup(pr.cmd)
+	pr.signal()
 	_ = pr.stdin.Close()
 	<-pr.exited
 	_ = pr.answer.r.Close()

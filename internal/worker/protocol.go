@@ -75,8 +75,6 @@ type response struct {
 	Error   *wireError        `json:",omitempty"`
 	Fetched *source.Result    `json:",omitempty"`
 	Skipped bool              `json:",omitempty"`
-	// CPU is the CPU time the worker has used in its life so far.
-	CPU time.Duration `json:",omitempty"`
 }
 
 // wireError is a build error as it crosses the process boundary: its

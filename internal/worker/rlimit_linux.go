@@ -9,6 +9,7 @@ package worker
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,8 +18,8 @@ import (
 // openFiles bounds the files a worker may hold open.
 const openFiles = 256
 
-// rlimit sets the hard limits of this process. The CPU limit's soft
-// value sends SIGXCPU, its hard value one second later SIGKILL.
+// rlimit sets the limits of this process's life; its CPU time is bounded
+// per request (cpuLimit).
 func rlimit(req request) error {
 	set := func(name string, res int, soft, hard uint64) error {
 		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
@@ -28,11 +29,6 @@ func rlimit(req request) error {
 	}
 	if req.MaxMemory > 0 {
 		if err := set("RLIMIT_DATA", unix.RLIMIT_DATA, uint64(req.MaxMemory), uint64(req.MaxMemory)); err != nil {
-			return err
-		}
-	}
-	if req.MaxCPU > 0 {
-		if err := set("RLIMIT_CPU", unix.RLIMIT_CPU, uint64(req.MaxCPU), uint64(req.MaxCPU)+1); err != nil {
 			return err
 		}
 	}
@@ -50,6 +46,41 @@ func rlimit(req request) error {
 // the rusage its parent reads when it dies) afresh, for the request it
 // serves next.
 func resetPeak() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// cpuLimit gives the request this process serves next max seconds of
+// CPU time of its own (RLIMIT_CPU counts the whole life of the process,
+// not the gits it runs); max 0 lifts the limit while it waits. Past the
+// soft limit the kernel sends SIGXCPU every second, and catchCPU ends the
+// worker; the hard limit is left as it was, so that the soft one can be
+// raised again for the next request.
+func cpuLimit(max int64) error {
+	var cur unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_CPU, &cur); err != nil {
+		return fmt.Errorf("RLIMIT_CPU: %w", err)
+	}
+	soft := cur.Max
+	if max > 0 {
+		used := uint64((cpuUsed() + time.Second - 1) / time.Second)
+		soft = min(used+uint64(max), cur.Max)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: soft, Max: cur.Max}); err != nil {
+		return fmt.Errorf("RLIMIT_CPU: %w", err)
+	}
+	return nil
+}
+
+// catchCPU ends the worker with exitCPU, telling why on stderr, when the
+// kernel says it passed its CPU time: the Go runtime ignores SIGXCPU
+// unless asked for it.
+func catchCPU(stderr *os.File) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, unix.SIGXCPU)
+	go func() {
+		<-c
+		fmt.Fprintln(stderr, "render worker: its CPU time limit for the request is used")
+		os.Exit(exitCPU)
+	}()
+}
 
 // cpuUsed is the CPU time this process has used.
 func cpuUsed() time.Duration {

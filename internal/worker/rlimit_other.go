@@ -8,7 +8,10 @@ Licensed under the Apache License, Version 2.0.
 
 package worker
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // rlimit: off Linux builds run in-process (Supported is false).
 func rlimit(request) error { return nil }
@@ -16,3 +19,7 @@ func rlimit(request) error { return nil }
 func resetPeak() {}
 
 func cpuUsed() time.Duration { return 0 }
+
+func cpuLimit(int64) error { return nil }
+
+func catchCPU(*os.File) {}

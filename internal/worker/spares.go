@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package worker
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -23,9 +24,7 @@ import (
 const refillDelay = time.Second
 
 // Reuse of a worker by its tenant: it waits idleFor for the next request
-// and serves at most maxServes, and none once it has used half its CPU
-// time limit (RLIMIT_CPU counts the process's whole life), so that every
-// request has at least half of it.
+// and serves at most maxServes.
 const (
 	idleFor   = time.Minute
 	maxServes = 100
@@ -64,7 +63,7 @@ func (p *Pool) take(key string, k kind) (pr *proc, spare bool, err error) {
 		return e.pr, false, nil
 	}
 	if e != nil {
-		e.pr.kill() // the OOM killer takes idle workers first
+		e.pr.kill() // it died while it waited (the OOM killer, its owner)
 	}
 	select {
 	case pr := <-p.spares[k]:
@@ -76,43 +75,52 @@ func (p *Pool) take(key string, k kind) (pr *proc, spare bool, err error) {
 }
 
 // park keeps a worker that answered for its tenant's next request of the
-// same key, unless it is worn (maxServes, half its CPU time) or the pool
-// is closed. At most one idle worker per slot is kept: the oldest goes.
-func (p *Pool) park(key string, pr *proc) {
-	half := time.Duration(cpuSeconds(p.MaxCPU)) * time.Second / 2
-	if pr.served >= maxServes || pr.cpu >= half || !pr.alive() {
-		pr.retire()
+// same key, unless it is worn (maxServes), a process it started still
+// runs (a git that kustomize gave up on), its request's deadline came, or
+// the pool is closed. At most one idle worker per slot is kept: the
+// oldest goes.
+func (p *Pool) park(ctx context.Context, key string, pr *proc) {
+	if ctx.Err() != nil || pr.served >= maxServes || !pr.alive() || hasChildren(pr.cmd.Process.Pid) {
+		go pr.retire()
 		return
 	}
 	pr.clean()
 	e := &idleProc{pr: pr, since: time.Now()}
+	var gone []*proc
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
-		pr.retire()
-		return
+		gone = append(gone, pr)
+	} else {
+		if old := p.idle[key]; old != nil {
+			gone = append(gone, p.evict(key, old))
+		}
+		for len(p.idle) >= cap(p.slots) {
+			gone = append(gone, p.evictOldest())
+		}
+		e.timer = time.AfterFunc(idleFor, func() { p.expire(key, e) })
+		p.idle[key] = e
 	}
-	if old := p.idle[key]; old != nil {
-		p.evict(key, old)
+	p.mu.Unlock()
+	for _, pr := range gone {
+		go pr.retire()
 	}
-	for len(p.idle) >= cap(p.slots) {
-		p.evictOldest()
-	}
-	e.timer = time.AfterFunc(idleFor, func() { p.expire(key, e) })
-	p.idle[key] = e
 }
 
 // expire ends an idle worker that waited idleFor.
 func (p *Pool) expire(key string, e *idleProc) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.idle[key] == e {
+	mine := p.idle[key] == e
+	if mine {
 		p.evict(key, e)
+	}
+	p.mu.Unlock()
+	if mine {
+		e.pr.retire()
 	}
 }
 
-// evictOldest ends the idle worker that waits longest; p.mu is held.
-func (p *Pool) evictOldest() {
+// evictOldest takes the idle worker that waits longest out; p.mu is held.
+func (p *Pool) evictOldest() *proc {
 	var key string
 	var oldest *idleProc
 	for k, e := range p.idle {
@@ -120,27 +128,26 @@ func (p *Pool) evictOldest() {
 			key, oldest = k, e
 		}
 	}
-	p.evict(key, oldest)
+	return p.evict(key, oldest)
 }
 
-// evict ends an idle worker; p.mu is held.
-func (p *Pool) evict(key string, e *idleProc) {
+// evict takes an idle worker out, for the caller to retire once p.mu is
+// released; p.mu is held.
+func (p *Pool) evict(key string, e *idleProc) *proc {
 	delete(p.idle, key)
 	e.timer.Stop()
-	e.pr.retire()
+	return e.pr
 }
 
-// retire ends a worker that has answered: it exits when its stdin closes,
-// and is killed if it has not within a second.
+// retire ends a worker that has answered and waits for it: it exits when
+// its stdin closes, and is killed if it has not within a second.
 func (pr *proc) retire() {
 	_ = pr.stdin.Close()
-	go func() {
-		select {
-		case <-pr.exited:
-		case <-time.After(time.Second):
-		}
-		pr.kill()
-	}()
+	select {
+	case <-pr.exited:
+	case <-time.After(time.Second):
+	}
+	pr.kill()
 }
 
 // Idle is how many workers wait for their tenant's next request.
@@ -202,16 +209,20 @@ func (p *Pool) refill(k kind) {
 	}
 }
 
-// Close ends the spare and idle workers and stops keeping them; running
+// Close ends the spare and idle workers, and stops keeping them; running
 // ones end with their requests.
 func (p *Pool) Close() {
 	p.init()
+	var gone []*proc
 	p.mu.Lock()
 	p.warm, p.closed = false, true
 	for key, e := range p.idle {
-		p.evict(key, e)
+		gone = append(gone, p.evict(key, e))
 	}
 	p.mu.Unlock()
+	for _, pr := range gone {
+		pr.retire()
+	}
 	p.drain()
 }
 

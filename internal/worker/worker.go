@@ -26,6 +26,10 @@ import (
 // with 2 when it dies, a kustomize log.Fatal with 1.
 const exitProtocol = 3
 
+// exitCPU is the exit code of a worker that used the CPU time it had for
+// the request it served (catchCPU).
+const exitCPU = 4
+
 // maxRequest bounds the request a worker reads: a fetch's carries its
 // Secret's data (at most 1 MiB, as JSON base64 a third more).
 const maxRequest = 4 << 20
@@ -84,6 +88,7 @@ func begin(req request) int {
 	// The kernel's OOM killer takes a worker before the controller; the
 	// repository's text reaches no log (kustomize logs names it reads).
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
+	catchCPU(os.Stderr)
 	quiet()
 	if req.Build != nil && !req.Build.AllowRemoteBases {
 		offline() // for its life: the pool gives it no other build
@@ -91,9 +96,14 @@ func begin(req request) int {
 	return 0
 }
 
-// serve answers one request, and gives back the memory it took.
+// serve answers one request within its own CPU time, and gives back the
+// memory it took.
 func serve(req request, out *json.Encoder) int {
 	resetPeak()
+	if err := cpuLimit(req.MaxCPU); err != nil {
+		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
+		return exitProtocol
+	}
 	var resp response
 	switch {
 	case req.Build != nil:
@@ -104,11 +114,17 @@ func serve(req request, out *json.Encoder) int {
 		fmt.Fprintln(os.Stderr, "render worker: the request holds neither a build nor a fetch")
 		return exitProtocol
 	}
-	resp.CPU = cpuUsed()
+	if err := cpuLimit(0); err != nil { // none while it waits
+		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
+		return exitProtocol
+	}
 	if err := out.Encode(frame{Answer: &resp}); err != nil {
 		return exitProtocol // its stdout is gone: the parent reads no answer
 	}
-	debug.FreeOSMemory() // an idle worker holds little
+	// An idle worker holds little: the second collection frees what the
+	// first moved to sync.Pools' victim caches (the encoder's buffer).
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 	return 0
 }
 
