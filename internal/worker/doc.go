@@ -15,7 +15,8 @@ Licensed under the Apache License, Version 2.0.
 // requests on stdin. At its first, the worker sets its own limits:
 // RLIMIT_DATA with a Go soft memory limit below it (the Go runtime
 // respects both; RLIMIT_AS would count reserved address space, which the
-// runtime maps far beyond its use), RLIMIT_CPU, RLIMIT_NOFILE,
+// runtime maps far beyond its use), RLIMIT_CPU (its soft value, per
+// request), RLIMIT_NOFILE,
 // RLIMIT_FSIZE, and a maximum goroutine stack. With remote bases off it
 // also refuses every HTTP request and finds no git binary: switches that
 // are process-wide, and so could never be thrown in the controller, whose
@@ -28,8 +29,8 @@ Licensed under the Apache License, Version 2.0.
 // minute for its tenant's next request of the same kind (never another
 // tenant's: what one build leaves in the process is its own tenant's
 // concern only), so that a change pays for no process start; it is
-// retired after maxServes requests or half its CPU time, and never kept
-// once it died. Warm keeps started spares, half for fetches and half for
+// retired after maxServes requests, and never kept once it died or left
+// a process of its request running. Warm keeps started spares, half for fetches and half for
 // builds (which warm kustomize up while they wait), for a tenant that has
 // no idle worker.
 //
