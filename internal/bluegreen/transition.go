@@ -79,12 +79,16 @@ func (d *decider) monitor(kind transitionKind, t Color, tc, oc *Child) {
 }
 
 // changedDuringTransition re-applies T when the spec changes mid-way
-// (FLIP-503). A suspend waits until the transition is over; so does a
-// change that needs a new colour while T is patched in place, and a
-// change that makes a transition started without a savepoint stateful.
+// (FLIP-503). A suspend waits until a blue/green transition is over, and
+// stops a job patched in place at once (suspendMidPatch); a change that
+// needs a new colour while T is patched in place waits too, and a change
+// that makes a transition started without a savepoint stateful.
 func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *Child) bool {
-	if !d.specPending() || Classify(d.last, d.spec).Type == DiffSuspend {
+	if !d.specPending() {
 		return false
+	}
+	if Classify(d.last, d.spec).Type == DiffSuspend {
+		return kind == kindInPlace && d.suspendMidPatch(t, tc)
 	}
 	if d.nowKeepsState(kind, oc) {
 		// Also when T is gone or going (a lost status write, a deletion
@@ -129,6 +133,21 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	d.event(false, "TransitionUpdated", "spec changed during the transition (%s: %v): %s %s with %s",
 		diff.Type, diff.Fields, how, tc.Name, revOr(d.revision()))
 	d.requeue(d.t.interval)
+	return true
+}
+
+// suspendMidPatch: a suspend committed while the active job T restarts
+// with an in-place change stops T now, rather than when the restart
+// completes or its grace period ends (which would report the change
+// aborted, and leave a job that may never come up running that long).
+// The in-place rollout is superseded by the suspend's, a rollout of its
+// own that ends SUSPENDED.
+func (d *decider) suspendMidPatch(t Color, tc *Child) bool {
+	if tc == nil || tc.Deleting {
+		return false
+	}
+	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": a suspend was committed during the in-place change")
+	d.patchInPlace(t, tc, Classify(d.last, d.spec))
 	return true
 }
 
