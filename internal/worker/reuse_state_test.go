@@ -144,7 +144,7 @@ func TestEveryRequestOfAReusedWorkerHasItsWholeCPUTime(t *testing.T) {
 	_, err = p.Build(t.Context(), "testdata/hostile", "memory-bomb", render.Options{Tenant: "team-a", Limits: unbounded})
 	var le *render.LimitError
 	require.ErrorAs(t, err, &le, "%v", err)
-	assert.Contains(t, []string{render.LimitCPU, render.LimitMemory}, le.Limit, "%v", err)
+	assert.Contains(t, []string{render.LimitCPU, render.LimitMemory, render.LimitTime}, le.Limit, "%v", err)
 }
 
 // cpuOf is the CPU time of process pid itself and of the children it
