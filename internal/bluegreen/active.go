@@ -163,6 +163,9 @@ func (d *decider) stopOther(x Color) {
 	if y == nil || y.Deleting || y.suspendedSpec() || d.deleting(y.Name) || d.suspending(y.Name) {
 		return
 	}
+	if d.startedNewColour(d.child(x), y) {
+		return
+	}
 	if d.cutOverFrom(y.Name, d.childName(x)) || d.specPending() || d.retryRequested() {
 		d.deleteChild(y.Color)
 		d.event(false, "LeftoverDeleted", "%s is active: deleting %s, which still ran", d.childName(x), y.Name)
@@ -170,6 +173,28 @@ func (d *decider) stopOther(x Color) {
 	}
 	d.suspendChild(y)
 	d.event(false, "LeftoverSuspended", "%s is active: suspending %s, which still ran after the abort", d.childName(x), y.Name)
+}
+
+// startedNewColour reports y, the other colour, as the new colour that the
+// pending change starts from spec.template (a stateless rollout or a
+// savepoint redeploy: no savepoint of a, the active child, is taken): it
+// carries the revision and the spec this decision would apply, from the
+// path it would apply. The decision that started it lost its status
+// write; y is taken up again as the transition's target (the apply that
+// follows changes nothing), never deleted: deleting it would start it
+// again, and it may already run the change. Outside a rollout window no
+// transition starts (see startTransition): y is then a leftover as
+// before.
+func (d *decider) startedNewColour(a, y *Child) bool {
+	if a == nil || y == nil || y.Deleting || y.suspendedSpec() || !d.specPending() || y.Revision != d.revision() || !d.in.Window.Open {
+		return false
+	}
+	switch rollout, _ := Plan(d.baseOf(a), d.spec); rollout {
+	case RolloutBlueGreenStateless, RolloutSavepointRedeploy:
+	default:
+		return false
+	}
+	return Classify(d.baseOf(y), d.spec).Type == DiffIgnore && ownPath(y) == d.templateSavepointPath()
 }
 
 // cutOverFrom reports whether the last rollout was a cut-over from the
@@ -338,7 +363,7 @@ func (d *decider) startTransition(x Color, a *Child, rollout Rollout, diff Diff)
 		d.waitForActive(a, y)
 		return
 	}
-	if b := d.child(y); b != nil {
+	if b := d.child(y); b != nil && !d.startedNewColour(a, b) {
 		d.removeLeftover(b)
 		return
 	}
