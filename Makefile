@@ -6,8 +6,6 @@ GO    ?= go
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOTESTSUM      := $(BIN)/gotestsum
-PROMTOOL       := $(BIN)/promtool
-HELM           := $(BIN)/helm
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBECTL        := $(BIN)/kubectl
@@ -53,24 +51,13 @@ chart: ## Regenerate charts/bg-gitops from config/default.
 	$(GO) run ./hack/chart
 
 .PHONY: tools
-tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) $(PROMTOOL) $(HELM) ## Build the test control plane, Gitea, controller-gen, gotestsum, promtool and helm (only when missing).
+tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) ## Build the test control plane, Gitea, controller-gen and gotestsum (only when missing).
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
 
 $(GOTESTSUM):
 	cd hack/tools/gotestsum && $(GO) build -o $@ gotest.tools/gotestsum
-
-# Checks and unit-tests config/prometheus's rules (TestMetricsRules).
-$(PROMTOOL):
-	cd hack/tools/promtool && $(GO) build -o $@ github.com/prometheus/prometheus/cmd/promtool
-
-# Renders and installs charts/bg-gitops in the tests that check it against
-# config/default (test/install). Stamped as Helm's own Makefile stamps it.
-$(HELM):
-	cd hack/tools/helm && CGO_ENABLED=0 $(GO) build -o $@ \
-		-ldflags "-X helm.sh/helm/v4/internal/version.version=$$($(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)" \
-		helm.sh/helm/v4/cmd/helm
 
 $(KUBE_APISERVER):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kube-apiserver

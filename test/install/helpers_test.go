@@ -20,8 +20,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/cli"
+	"helm.sh/helm/v4/pkg/cli/values"
+	"helm.sh/helm/v4/pkg/getter"
+	"helm.sh/helm/v4/pkg/kube"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -60,38 +68,90 @@ func binary(t *testing.T, name string) string {
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := command(t, name, args...)
+	cmd := exec.Command(binary(t, name), args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "%s %s: %s", name, strings.Join(args, " "), stderr.String())
 	return stdout.String()
 }
 
-// runErr runs a tool of bin/ that may fail and returns what it printed.
-func runErr(t *testing.T, name string, args ...string) (string, error) {
-	t.Helper()
-	out, err := command(t, name, args...).CombinedOutput()
-	return string(out), err
-}
+// The Helm commands of docs/install.md run here as Helm's own packages:
+// the action the helm command runs, with the settings its flags give.
 
-// command is a tool of bin/; Helm keeps its cache and configuration in the
-// test's directory.
-func command(t *testing.T, name string, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(binary(t, name), args...)
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "config"), "HELM_DATA_HOME="+filepath.Join(home, "data"))
-	return cmd
-}
-
-// helmTemplate renders the chart as `helm template` does.
+// helmTemplate renders the chart as `helm template bg-gitops
+// charts/bg-gitops --namespace namespace --set s...` prints it: a
+// client-side dry-run install (no API server), the manifest, then hooks.
 func helmTemplate(t *testing.T, namespace string, set ...string) []*unstructured.Unstructured {
 	t.Helper()
-	args := []string{"template", release, chart, "--namespace", namespace}
-	for _, s := range set {
-		args = append(args, "--set", s)
+	install := action.NewInstall(action.NewConfiguration())
+	install.DryRunStrategy = action.DryRunClient
+	install.Replace = true // as helm template: no check that the name is free
+	rel, err := helmInstall(t, install, namespace, set...)
+	require.NoError(t, err, "helm template")
+	var out strings.Builder
+	fmt.Fprintln(&out, strings.TrimSpace(rel.Manifest))
+	for _, h := range rel.Hooks {
+		fmt.Fprintf(&out, "---\n# Source: %s\n%s\n", h.Path, h.Manifest)
 	}
-	return decode(t, run(t, "helm", args...))
+	return decode(t, out.String())
+}
+
+// helmInstallChart installs the chart as `helm install bg-gitops
+// charts/bg-gitops --namespace namespace --kubeconfig kubeconfig
+// [--create-namespace]` does, and returns its error.
+func helmInstallChart(t *testing.T, kubeconfig, namespace string, createNamespace bool) error {
+	t.Helper()
+	install := action.NewInstall(helmConfig(t, kubeconfig, namespace))
+	install.CreateNamespace = createNamespace
+	// The defaults of helm install's flags (--wait, --timeout).
+	install.WaitStrategy = kube.HookOnlyStrategy
+	install.Timeout = 300 * time.Second
+	_, err := helmInstall(t, install, namespace)
+	return err
+}
+
+// helmUninstall uninstalls the release as `helm uninstall bg-gitops
+// --namespace namespace --kubeconfig kubeconfig` does.
+func helmUninstall(t *testing.T, kubeconfig, namespace string) {
+	t.Helper()
+	uninstall := action.NewUninstall(helmConfig(t, kubeconfig, namespace))
+	// The defaults of helm uninstall's flags (--wait, --timeout, --cascade).
+	uninstall.WaitStrategy = kube.HookOnlyStrategy
+	uninstall.Timeout = 300 * time.Second
+	uninstall.DeletionPropagation = "background"
+	_, err := uninstall.Run(release)
+	require.NoError(t, err, "helm uninstall")
+}
+
+// helmInstall runs install of the chart with the values of --set s...
+// into namespace, as helm install and helm template run it.
+func helmInstall(t *testing.T, install *action.Install, namespace string, set ...string) (*helmrelease.Release, error) {
+	t.Helper()
+	vals, err := (&values.Options{Values: set}).MergeValues(getter.Providers{})
+	require.NoError(t, err)
+	ch, err := loader.Load(chart)
+	require.NoError(t, err)
+	install.ReleaseName = release
+	install.Namespace = namespace
+	r, err := install.Run(ch, vals)
+	if r == nil {
+		return nil, err
+	}
+	rel, ok := r.(*helmrelease.Release)
+	require.True(t, ok, "a release of Helm's v1 format: %T", r)
+	return rel, err
+}
+
+// helmConfig is the configuration the helm command builds from
+// --kubeconfig and --namespace: releases stored as Secrets (Helm's
+// default driver) in namespace.
+func helmConfig(t *testing.T, kubeconfig, namespace string) *action.Configuration {
+	t.Helper()
+	settings := cli.New()
+	settings.KubeConfig = kubeconfig
+	settings.SetNamespace(namespace)
+	cfg := action.NewConfiguration()
+	require.NoError(t, cfg.Init(settings.RESTClientGetter(), settings.Namespace(), "secret"))
+	return cfg
 }
 
 // configDefault renders config/default as kustomize does, with the

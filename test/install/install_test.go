@@ -33,11 +33,12 @@ var crdNames = []string{"gitrepositories.bggitops.dev", "flinkbluegreendeploymen
 // dry-run, in apply order; then helm install of the chart for real, a
 // dry-run of the chart with other values into another namespace, helm
 // uninstall (which keeps the CRDs), and kubectl apply -k config/default for
-// real, over which helm install refuses to install. No kubelet or controller-manager runs here: this shows what the API
-// server accepts, not that the controller's pod starts (that needs an
-// image and a container runtime).
+// real, over which helm install refuses to install. The helm commands run
+// as Helm's own install and uninstall actions (helpers_test.go), kubectl
+// as bin/kubectl. No kubelet or controller-manager runs here: this shows
+// what the API server accepts, not that the controller's pod starts (that
+// needs an image and a container runtime).
 func TestInstall(t *testing.T) {
-	binary(t, "helm")
 	binary(t, "kubectl")
 	env, err := testenv.Start(testenv.Options{})
 	testenv.Require(t, err)
@@ -59,8 +60,7 @@ func TestInstall(t *testing.T) {
 	})
 
 	t.Run("helm install", func(t *testing.T) {
-		run(t, "helm", "install", release, chart, "--namespace", installNamespace, "--create-namespace",
-			"--kubeconfig", env.Kubeconfig)
+		require.NoError(t, helmInstallChart(t, env.Kubeconfig, installNamespace, true), "helm install --create-namespace")
 		for _, u := range helmTemplate(t, installNamespace) {
 			live := &unstructured.Unstructured{}
 			live.SetGroupVersionKind(u.GroupVersionKind())
@@ -87,11 +87,16 @@ func TestInstall(t *testing.T) {
 	})
 
 	t.Run("helm uninstall keeps the CRDs", func(t *testing.T) {
-		run(t, "helm", "uninstall", release, "--namespace", installNamespace, "--kubeconfig", env.Kubeconfig)
+		helmUninstall(t, env.Kubeconfig, installNamespace)
 		err := c.Get(ctx, client.ObjectKey{Namespace: installNamespace, Name: "bg-gitops-controller"}, &appsv1.Deployment{})
 		assert.True(t, apierrors.IsNotFound(err), "the Deployment is gone: %v", err)
 		for _, name := range crdNames {
-			assert.NoError(t, c.Get(ctx, client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}), name)
+			// A deleted CRD stays until its objects are gone: kept means
+			// not being deleted.
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if assert.NoError(t, c.Get(ctx, client.ObjectKey{Name: name}, crd), name) {
+				assert.Nil(t, crd.DeletionTimestamp, "helm uninstall deletes %s", name)
+			}
 		}
 	})
 
@@ -109,9 +114,9 @@ func TestInstall(t *testing.T) {
 	})
 
 	t.Run("helm does not take over what kubectl installed", func(t *testing.T) {
-		out, err := runErr(t, "helm", "install", release, chart, "--namespace", installNamespace, "--kubeconfig", env.Kubeconfig)
-		require.Error(t, err, "helm installed over config/default: %s", out)
-		assert.Contains(t, out, "exists and cannot be imported into the current release")
+		err := helmInstallChart(t, env.Kubeconfig, installNamespace, false)
+		require.Error(t, err, "helm installed over config/default")
+		assert.Contains(t, err.Error(), "exists and cannot be imported into the current release")
 	})
 }
 
