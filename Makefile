@@ -126,7 +126,7 @@ UNIT_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./inte
 	./internal/status/... ./internal/render/...
 
 .PHONY: test-unit
-test-unit: ## Run the tests of the pure packages (UNIT_PKGS), in seconds: the fast loop while editing.
+test-unit: ## Run the tests of the pure packages (UNIT_PKGS), in about a minute: the fast loop while editing (the planted-bug gate is left to make test).
 	BGGITOPS_TEST_UNIT=1 $(GO) test -short -count=1 $(GO_TEST_ARGS) $(UNIT_PKGS)
 
 # The packages run under the race detector: everything but the CLI and the
