@@ -15,7 +15,7 @@ import (
 
 // Sequences of events, each named by the fact it pins, replayed on the
 // model: each must pass every invariant and end in the stated state.
-var regressions = []struct {
+var sequences = []struct {
 	name   string
 	mode   string
 	manual bool
@@ -128,8 +128,8 @@ func flaps(n int) []string {
 	return out
 }
 
-func TestExplorerRegressions(t *testing.T) {
-	for _, r := range regressions {
+func TestReplayedSequencesKeepEveryInvariant(t *testing.T) {
+	for _, r := range sequences {
 		t.Run(r.name, func(t *testing.T) {
 			m := newModel(r.mode, r.manual)
 			for i, name := range r.trail {
