@@ -128,6 +128,8 @@ func flaps(n int) []string {
 	return out
 }
 
+// TestReplayedSequencesKeepEveryInvariant replays each sequence on the
+// model: every invariant holds at every step, and it ends in its state.
 func TestReplayedSequencesKeepEveryInvariant(t *testing.T) {
 	for _, r := range sequences {
 		t.Run(r.name, func(t *testing.T) {
