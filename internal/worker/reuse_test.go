@@ -31,7 +31,7 @@ func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.EqualValues(t, 1, p.started.Load(), "three builds of one tenant, one process")
-	assert.Equal(t, 1, p.Idle())
+	assert.Equal(t, 1, p.idleCount())
 
 	_, err := p.Build(t.Context(), "testdata", "fine", render.Options{Tenant: "team-b"})
 	require.NoError(t, err)
@@ -42,10 +42,10 @@ func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
 	_, err = p.Build(t.Context(), "testdata", "fine", online)
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, p.started.Load(), "an offline worker does not serve a build with remote bases")
-	assert.Equal(t, 3, p.Idle())
+	assert.Equal(t, 3, p.idleCount())
 
 	p.Close()
-	assert.Zero(t, p.Idle(), "Close ends the idle workers")
+	assert.Zero(t, p.idleCount(), "Close ends the idle workers")
 }
 
 // TestAWorkerThatDiedIsNotReused: a tenant's build that ends its worker
@@ -63,7 +63,7 @@ func TestAWorkerThatDiedIsNotReused(t *testing.T) {
 	require.ErrorAs(t, err, &le, "%v", err)
 	// Its memory limit, or the deadline on a machine too busy to reach it.
 	assert.Contains(t, []string{render.LimitMemory, render.LimitTime}, le.Limit, "%v", err)
-	assert.Zero(t, p.Idle())
+	assert.Zero(t, p.idleCount())
 	_, err = p.Build(t.Context(), "testdata", "fine", o)
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, p.started.Load())
@@ -105,5 +105,5 @@ func TestAnAnswerPastItsBoundFailsItsBuild(t *testing.T) {
 	assert.Contains(t, err.Error(), "larger than 64 bytes")
 	var died *DiedError
 	assert.False(t, errors.As(err, &died), "not recorded against the revision: %v", err)
-	assert.Zero(t, p.Idle())
+	assert.Zero(t, p.idleCount())
 }

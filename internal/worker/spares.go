@@ -150,8 +150,8 @@ func (pr *proc) retire() {
 	pr.kill()
 }
 
-// Idle is how many workers wait for their tenant's next request.
-func (p *Pool) Idle() int {
+// idleCount is how many workers wait for their tenant's next request.
+func (p *Pool) idleCount() int {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
