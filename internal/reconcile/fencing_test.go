@@ -215,7 +215,7 @@ func TestLastingAPIErrorEndsTheRolloutAtItsDeadline(t *testing.T) {
 	p := getFBGD(t, ns, "job")
 	assert.Contains(t, p.Status.Error, "kept failing past")
 	assert.Contains(t, p.Status.Error, "injected: ServiceUnavailable")
-	assert.Contains(t, warnings(t, ns, "job"), "Rejected")
+	eventuallyWarned(t, ns, "job", "Rejected")
 	_, exists := child(ns, "job-green")
 	assert.False(t, exists, "green was never created")
 	assert.Equal(t, blueJob, jobID(ns, "job-blue"), "blue's job ran throughout")
@@ -238,7 +238,7 @@ func TestRefusedSuspendDuringAnAbortDeletesTheAbortedColour(t *testing.T) {
 	eventually(t, ns, "green to be deleted", func() bool { _, ok := child(ns, "job-green"); return !ok })
 	require.NotZero(t, f.refused(), "the suspend of green was refused")
 	assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "is deleted instead")
-	assert.Contains(t, warnings(t, ns, "job"), "SuspendRejected")
+	eventuallyWarned(t, ns, "job", "SuspendRejected")
 	assert.Equal(t, blueJob, jobID(ns, "job-blue"), "blue's job ran throughout")
 }
 

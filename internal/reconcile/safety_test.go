@@ -11,6 +11,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,7 @@ func TestChildTheClusterRejectsFailsTheRollout(t *testing.T) {
 	stalled := apimeta.FindStatusCondition(p.Status.Conditions, v1alpha1.StalledCondition)
 	require.NotNil(t, stalled, "Stalled is set")
 	assert.NotEmpty(t, stalled.Reason)
-	assert.Contains(t, warnings(t, ns, "job"), "Rejected")
+	eventuallyWarned(t, ns, "job", "Rejected")
 	assert.Equal(t, blueJob, jobID(ns, "job-blue"), "blue's job is untouched")
 	assert.Equal(t, "RUNNING", jobState(ns, "job-blue"))
 	_, green := child(ns, "job-green")
@@ -71,11 +72,20 @@ func TestFirstDeploymentTheClusterRejectsFails(t *testing.T) {
 	require.NoError(t, env.Client.Create(context.Background(), p))
 	eventually(t, ns, "the rejection as a failed deployment", state(t, ns, "job", v1alpha1.InitializingBlue, v1alpha1.JobFailing))
 	assert.Contains(t, getFBGD(t, ns, "job").Status.Error, "spec.taskManager.resource.cpu")
-	assert.Contains(t, warnings(t, ns, "job"), "Rejected")
+	eventuallyWarned(t, ns, "job", "Rejected")
 }
 
 func stringCPU(p *v1alpha1.FlinkBlueGreenDeployment) {
 	p.Spec.Template.Spec.TaskManager = &apiextensionsv1.JSON{Raw: []byte(`{"resource":{"memory":"1024m","cpu":"1"}}`)}
+}
+
+// eventuallyWarned waits for a Warning event of the reason about a
+// parent: the recorder writes events asynchronously, after the status.
+func eventuallyWarned(t testing.TB, ns, name, reason string) {
+	t.Helper()
+	eventually(t, ns, "a "+reason+" warning about "+name, func() bool {
+		return slices.Contains(warnings(t, ns, name), reason)
+	})
 }
 
 // warnings lists the reasons of the Warning events about a parent.
