@@ -291,15 +291,20 @@ const (
 )
 
 // RolloutOutcome is how a rollout ended.
-// +kubebuilder:validation:Enum=InProgress;Succeeded;Aborted;Failed
+// +kubebuilder:validation:Enum=InProgress;Succeeded;Aborted;Failed;Superseded
 type RolloutOutcome string
 
 // Rollout outcomes.
 const (
 	RolloutInProgress RolloutOutcome = "InProgress"
 	RolloutSucceeded  RolloutOutcome = "Succeeded"
-	RolloutAborted    RolloutOutcome = "Aborted"
-	RolloutFailed     RolloutOutcome = "Failed"
+	// RolloutAborted: the new job was not ready before the abort
+	// deadline, or an abort was requested; the old one kept running.
+	RolloutAborted RolloutOutcome = "Aborted"
+	RolloutFailed  RolloutOutcome = "Failed"
+	// RolloutSuperseded: a later commit changed the spec before the
+	// rollout ended, and its own rollout took over. Nothing failed.
+	RolloutSuperseded RolloutOutcome = "Superseded"
 )
 
 // RolloutRecord is one rollout in status.history.

@@ -131,8 +131,12 @@ func (d *decider) active(x Color) {
 		return
 	}
 	d.st.ActiveRevision = a.Revision
+	if y := d.child(x.Other()); d.startedNewColour(a, y) {
+		d.resumeNewColour(x, a, y)
+		return
+	}
 	d.stopOther(x)
-	if !d.specPending() && !d.retryRequested() {
+	if !d.specPending() && !d.retryRequested() && !d.jobStateDrifted(a) {
 		d.mirror(a)
 		return
 	}
@@ -163,9 +167,6 @@ func (d *decider) stopOther(x Color) {
 	if y == nil || y.Deleting || y.suspendedSpec() || d.deleting(y.Name) || d.suspending(y.Name) {
 		return
 	}
-	if d.startedNewColour(d.child(x), y) {
-		return
-	}
 	if d.cutOverFrom(y.Name, d.childName(x)) || d.specPending() || d.retryRequested() {
 		d.deleteChild(y.Color)
 		d.event(false, "LeftoverDeleted", "%s is active: deleting %s, which still ran", d.childName(x), y.Name)
@@ -178,15 +179,13 @@ func (d *decider) stopOther(x Color) {
 // startedNewColour reports y, the other colour, as the new colour that the
 // pending change starts from spec.template (a stateless rollout or a
 // savepoint redeploy: no savepoint of a, the active child, is taken): it
-// carries the revision and the spec this decision would apply, from the
-// path it would apply. The decision that started it lost its status
-// write; y is taken up again as the transition's target (the apply that
-// follows changes nothing), never deleted: deleting it would start it
-// again, and it may already run the change. Outside a rollout window no
-// transition starts (see startTransition): y is then a leftover as
-// before.
+// runs the spec this decision would apply, from the path it would apply
+// it with, whatever revision it carries (a later commit may change
+// nothing in the spec). The decision that started it lost its status
+// write: the transition had begun, so neither a rollout window that has
+// closed since nor an active job that stopped being ready holds it back.
 func (d *decider) startedNewColour(a, y *Child) bool {
-	if a == nil || y == nil || y.Deleting || y.suspendedSpec() || !d.specPending() || y.Revision != d.revision() || !d.in.Window.Open {
+	if a == nil || y == nil || y.Deleting || y.Foreign || y.suspendedSpec() || !d.specPending() {
 		return false
 	}
 	switch rollout, _ := Plan(d.baseOf(a), d.spec); rollout {
@@ -195,6 +194,29 @@ func (d *decider) startedNewColour(a, y *Child) bool {
 		return false
 	}
 	return Classify(d.baseOf(y), d.spec).Type == DiffIgnore && ownPath(y) == d.templateSavepointPath()
+}
+
+// resumeNewColour takes y up again as the target of the transition from
+// a that started it: the apply changes nothing but the revision, and y is
+// never deleted, which would start its job again.
+func (d *decider) resumeNewColour(x Color, a, y *Child) {
+	_, diff := Plan(d.baseOf(a), d.spec)
+	d.ackRetry()
+	d.st.Savepoint = nil
+	d.begin(d.blueGreenFrom(x, ""))
+	d.startNewColour(y.Color, d.templateSavepointPath(), diff)
+}
+
+// jobStateDrifted reports an active child whose job state is not the
+// spec's although no change is pending: a suspend or resume applied by a
+// decision whose status write was lost (the child carries a revision the
+// status never recorded), then reverted in Git. The child is brought
+// back to what Git says. A child that kept its revision was not changed
+// by a lost decision: a suspend the cluster rejected is not tried again.
+func (d *decider) jobStateDrifted(a *Child) bool {
+	prev := &d.in.Parent.Status
+	return a.suspendedSpec() != d.spec.Template.Spec.Suspended() &&
+		a.Revision != prev.ActiveRevision && a.Revision != prev.TargetRevision
 }
 
 // cutOverFrom reports whether the last rollout was a cut-over from the
@@ -305,6 +327,7 @@ func (d *decider) recoveredInPlace(a *Child) bool {
 		return false
 	}
 	d.event(false, "Recovered", "%s runs %s after its in-place change aborted", a.Name, revOr(a.Revision))
+	d.wentLive(a.Revision)
 	return true
 }
 
@@ -312,6 +335,10 @@ func (d *decider) recoveredInPlace(a *Child) bool {
 // is gone, so only an explicit retry redeploys it from the template.
 func (d *decider) activeMissing(x Color, a *Child) {
 	name := d.childName(x)
+	if y := d.child(x.Other()); a == nil && y != nil && !y.Deleting && !y.Foreign && !y.suspendedSpec() {
+		d.takeOver(name, y)
+		return
+	}
 	if a == nil && d.retryRequested() {
 		d.startFirst(x, "RedeployStarted", firstStart{path: d.templateSavepointPath()})
 		return
@@ -328,6 +355,19 @@ func (d *decider) activeMissing(x Color, a *Child) {
 	}
 	d.fail(msg)
 	d.end(v1alpha1.RolloutFailed, msg) // an in-place change whose child vanished
+}
+
+// takeOver: the active child named gone is gone while y, the other
+// colour, runs. y holds the only job (a status restored to before a
+// cut-over, or a transition started by a decision whose status write was
+// lost): it becomes the active deployment, never deleted, and a retry
+// never starts the gone colour beside it.
+func (d *decider) takeOver(gone string, y *Child) {
+	d.end(v1alpha1.RolloutFailed, gone+" is gone")
+	d.resetMarkers()
+	d.st.BlueGreenState, d.st.ActiveDeployment = activeState(y.Color), y.Name
+	d.event(false, "CutOver", "%s is gone while %s runs: %s is now the active deployment", gone, y.Name, y.Name)
+	d.active(y.Color)
 }
 
 // patchInPlace applies the template to the active child (FLIP-503
@@ -363,7 +403,7 @@ func (d *decider) startTransition(x Color, a *Child, rollout Rollout, diff Diff)
 		d.waitForActive(a, y)
 		return
 	}
-	if b := d.child(y); b != nil && !d.startedNewColour(a, b) {
+	if b := d.child(y); b != nil {
 		d.removeLeftover(b)
 		return
 	}

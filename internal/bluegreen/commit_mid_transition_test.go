@@ -73,10 +73,10 @@ func TestCommitMidTransitionThatRevertsEndsItWithoutASavepoint(t *testing.T) {
 	w.step()
 	w.expectState(sActiveBlue, jRunning)
 	h := w.status().History
-	if r := h[len(h)-1]; r.Revision == r3 && r.Outcome == v1alpha1.RolloutAborted {
+	if r := h[len(h)-1]; r.Revision == r3 && r.Outcome == v1alpha1.RolloutSuperseded {
 		w.fatalf("the revert is recorded as aborted: %+v", h)
 	}
-	if r := w.historyOf("main@sha1:r2"); r == nil || r.Outcome != v1alpha1.RolloutAborted || strings.Contains(r.Reason, "fresh savepoint") {
+	if r := w.historyOf("main@sha1:r2"); r == nil || r.Outcome != v1alpha1.RolloutSuperseded || strings.Contains(r.Reason, "fresh savepoint") {
 		w.fatalf("r2's rollout should end superseded, with no fresh savepoint: %+v", h)
 	}
 }
@@ -111,7 +111,7 @@ func TestRefusedRestartIsRecordedOnTheNewCommit(t *testing.T) {
 	if last := h[len(h)-1]; last.Revision != r3 || last.Outcome != v1alpha1.RolloutFailed {
 		w.fatalf("the refusal of r3 is not r3's failed rollout: %+v", h)
 	}
-	if r := w.historyOf("main@sha1:r2"); r == nil || r.Outcome != v1alpha1.RolloutAborted {
+	if r := w.historyOf("main@sha1:r2"); r == nil || r.Outcome != v1alpha1.RolloutSuperseded {
 		w.fatalf("r2 should end superseded: %+v", h)
 	}
 }

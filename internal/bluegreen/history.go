@@ -82,7 +82,7 @@ func (d *decider) supersede(path string) {
 	if next.Kind == v1alpha1.RolloutInPlace {
 		next.RestoredFrom = "" // see RolloutRecord.RestoredFrom
 	}
-	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout")
+	d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+": the spec changed during the rollout")
 	d.begin(next)
 }
 

@@ -25,13 +25,14 @@ type entry struct {
 }
 
 const (
-	kFirst     = v1alpha1.RolloutFirst
-	kBlueGreen = v1alpha1.RolloutBlueGreen
-	kInPlace   = v1alpha1.RolloutInPlace
-	oRunning   = v1alpha1.RolloutInProgress
-	oOK        = v1alpha1.RolloutSucceeded
-	oAborted   = v1alpha1.RolloutAborted
-	oFailed    = v1alpha1.RolloutFailed
+	kFirst      = v1alpha1.RolloutFirst
+	kBlueGreen  = v1alpha1.RolloutBlueGreen
+	kInPlace    = v1alpha1.RolloutInPlace
+	oRunning    = v1alpha1.RolloutInProgress
+	oOK         = v1alpha1.RolloutSucceeded
+	oAborted    = v1alpha1.RolloutAborted
+	oSuperseded = v1alpha1.RolloutSuperseded
+	oFailed     = v1alpha1.RolloutFailed
 )
 
 func (w *world) expectHistory(want ...entry) {
@@ -208,7 +209,7 @@ func TestHistoryOfASpecChangedDuringATransition(t *testing.T) {
 	path := startTransition(w, v1alpha1.UpgradeModeSavepoint)
 	newImage(w, "flink:1.20.2", r3)
 	w.step()
-	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oAborted},
+	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oSuperseded},
 		entry{kBlueGreen, r3, blue, green, "", "", oRunning})
 	h := w.status().History
 	if !strings.Contains(h[1].Reason, "superseded by "+r3) || h[2].SavepointName == h[1].SavepointName || h[2].SavepointName == "" {
@@ -219,7 +220,7 @@ func TestHistoryOfASpecChangedDuringATransition(t *testing.T) {
 	w.step() // green is created again from the fresh savepoint
 	w.ready(Green)
 	w.step()
-	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oAborted},
+	w.expectHistory(entry{kFirst, r1, "", blue, "", "", oOK}, entry{kBlueGreen, r2, blue, green, path, path, oSuperseded},
 		entry{kBlueGreen, r3, blue, green, fresh, fresh, oOK})
 }
 

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package bluegreen
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -379,7 +380,11 @@ var userEvents = concat([]mEvent{
 		if x.Deleting {
 			return false
 		}
-		x.Spec.TaskManager = rawJSON(fmt.Sprintf(`{"replicas":%d}`, x.Gen+2))
+		tm := rawMap(x.Spec.TaskManager)
+		tm["replicas"] = x.Gen + 2
+		b, _ := json.Marshal(tm)
+		x.Spec.TaskManager = rawJSON(string(b))
+		x.Overridden = []string{"taskManager.replicas"}
 		x.Gen++
 		return true
 	}),

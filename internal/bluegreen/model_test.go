@@ -16,6 +16,7 @@ import (
 	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // model is the world around Decide with every fault the real system has,
@@ -122,6 +123,11 @@ type mChild struct {
 	Deleting       bool
 	Created        int
 	Foreign        bool // an earlier object's, met by a re-created one
+	// Git is the spec bg-gitops last applied: what Git set. Spec differs
+	// in the fields of Overridden, which another field manager set since
+	// (the scale subresource).
+	Git        v1alpha1.FlinkDeploymentSpec
+	Overridden []string
 }
 
 type mRun struct {
@@ -290,7 +296,7 @@ func (m *model) observed(c Color) *Child {
 	if x == nil {
 		return nil
 	}
-	return &Child{Name: x.Name, Color: c, Spec: *x.Spec.DeepCopy(), Revision: x.Revision, LifecycleState: x.Lifecycle,
+	return &Child{Name: x.Name, Color: c, Spec: *x.Spec.DeepCopy(), Overridden: slices.Clone(x.Overridden), Revision: x.Revision, LifecycleState: x.Lifecycle,
 		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign, Generation: x.Gen, ObservedGeneration: x.ObsGen,
 		Created: t0.Add(time.Duration(x.Created) * time.Second)}
 }
@@ -632,11 +638,39 @@ func (m *model) applyChild(cs *ChildSpec) error {
 		m.Seq++
 		m.C[cs.Color] = x
 	}
-	if x.Gen == 0 || !equalSpec(&x.Spec, &cs.Spec) {
+	spec := x.applied(&cs.Spec)
+	if x.Gen == 0 || !equalSpec(&x.Spec, &spec) {
 		x.Gen++
 	}
-	x.Spec, x.Revision = *cs.Spec.DeepCopy(), cs.Revision
+	x.Spec, x.Git, x.Revision = spec, *cs.Spec.DeepCopy(), cs.Revision
 	return nil
+}
+
+// applied is the child's spec after a server-side apply of spec: the
+// replicas another field manager set stay unless spec sets them (then
+// the apply takes the field over).
+func (x *mChild) applied(spec *v1alpha1.FlinkDeploymentSpec) v1alpha1.FlinkDeploymentSpec {
+	out := *spec.DeepCopy()
+	if !slices.Contains(x.Overridden, "taskManager.replicas") {
+		return out
+	}
+	set := rawMap(out.TaskManager)
+	if _, ok := set["replicas"]; ok {
+		x.Overridden = nil
+		return out
+	}
+	set["replicas"] = rawMap(x.Spec.TaskManager)["replicas"]
+	b, _ := json.Marshal(set)
+	out.TaskManager = rawJSON(string(b))
+	return out
+}
+
+func rawMap(j *apiextensionsv1.JSON) map[string]any {
+	m := map[string]any{}
+	if j != nil {
+		_ = json.Unmarshal(j.Raw, &m)
+	}
+	return m
 }
 
 // checkSavepointAge: a new colour never starts from a savepoint asked for
@@ -820,7 +854,10 @@ func (m *model) write(in Input, d Decision) error {
 	if err := m.checkSucceeded(&in.Parent.Status); err != nil {
 		return err
 	}
-	if err := m.checkWindow(&in.Parent.Status); err != nil {
+	if err := m.checkWindow(in); err != nil {
+		return err
+	}
+	if err := m.checkRolloutKind(&in.Parent.Status); err != nil {
 		return err
 	}
 	return m.checkTimers(&in.Parent.Status)
@@ -1081,13 +1118,55 @@ func (m *model) checkSucceeded(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) er
 }
 
 // checkWindow: a blue/green transition (a savepoint, or a new colour
-// beside the active one) starts only inside a rollout window.
-func (m *model) checkWindow(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
-	st := &m.P.Status
+// beside the active one) starts only inside a rollout window. A new
+// colour that already runs (a decision taken inside the window started it
+// and lost its status write) is taken up again, not started.
+func (m *model) checkWindow(in Input) error {
+	st, prev := &m.P.Status, &in.Parent.Status
 	started := st.BlueGreenState.Savepointing() ||
 		st.BlueGreenState.Transitioning() && st.ActiveDeployment != "" && st.ActiveDeployment != ChildName(m.P.Name, m.targetColor())
-	if m.Closed && started && !prev.BlueGreenState.InProgress() {
+	if m.Closed && started && !prev.BlueGreenState.InProgress() && !alreadyRuns(in, st, m.targetColor()) {
 		return fmt.Errorf("%s begun while the rollout window is closed", st.BlueGreenState)
+	}
+	return nil
+}
+
+// alreadyRuns reports a transition to a colour that was running when the
+// decision observed it.
+func alreadyRuns(in Input, st *v1alpha1.FlinkBlueGreenDeploymentStatus, target Color) bool {
+	c := in.Blue
+	if target == Green {
+		c = in.Green
+	}
+	return st.BlueGreenState.Transitioning() && c != nil && !c.Deleting && !c.suspendedSpec()
+}
+
+// checkRolloutKind: a rollout begun from ACTIVE_X is the kind Plan gives
+// for the change from what Git set on X (the spec bg-gitops last applied
+// to it) to the spec: a field another field manager changed (an HPA
+// scaling X) never turns an in-place change into a blue/green transition.
+func (m *model) checkRolloutKind(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	h := m.P.Status.History
+	if !prev.BlueGreenState.Active() || len(h) == 0 || h[len(h)-1].Outcome != v1alpha1.RolloutInProgress {
+		return nil
+	}
+	r := h[len(h)-1]
+	x, ok := m.seen[m.colorOfName(r.From)]
+	if r.Kind == v1alpha1.RolloutFirst || !ok || x.Deleting {
+		return nil
+	}
+	base := m.P.Spec.DeepCopy()
+	base.Template.Spec = *x.Git.DeepCopy()
+	base.Template.Spec.Ingress = childTemplateIngress(x.Git.Ingress, m.P.Spec.Template.Spec.Ingress, x.Color)
+	want := v1alpha1.RolloutBlueGreen
+	switch rollout, _ := Plan(base, &m.P.Spec); {
+	case rollout == RolloutNothing:
+		return nil // a retry
+	case rollout.InPlace():
+		want = v1alpha1.RolloutInPlace
+	}
+	if r.Kind != want {
+		return fmt.Errorf("the rollout of %s from %s is %s; what Git set on it makes it %s", r.Revision, r.From, r.Kind, want)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ var plantedBugs = []plantedBug{
 		"case !d.now.Before(deadline.Time):\n\t\td.savepointFailed(x, \"SavepointFailed\", fmt.Sprintf(\"savepoint %s of %s did not complete",
 		"case false:\n\t\td.savepointFailed(x, \"SavepointFailed\", fmt.Sprintf(\"savepoint %s of %s did not complete"},
 	{"a rollout Succeeded although its new colour was never deployed", "savepoint.go",
-		"d.end(v1alpha1.RolloutAborted, \"superseded by \"+revOr(d.revision())+\", which needs no new colour: \"+",
+		"d.end(v1alpha1.RolloutSuperseded, \"superseded by \"+revOr(d.revision())+\", which needs no new colour: \"+",
 		"d.end(v1alpha1.RolloutSucceeded, \"superseded by \"+revOr(d.revision())+\", which needs no new colour: \"+"},
 	{"ACTIVE/SUSPENDED while the job still runs", "transition.go",
 		"if tc.suspended() {\n\t\t\td.finalizeSuspended(t, tc)",

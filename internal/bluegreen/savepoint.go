@@ -207,7 +207,7 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 		d.startNewColour(x.Other(), d.templateSavepointPath(), diff)
 	default:
 		// The spec changed while savepointing and needs no new colour now.
-		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+", which needs no new colour: "+
+		d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+", which needs no new colour: "+
 			"the spec changed while the savepoint was taken")
 		d.st.BlueGreenState = activeState(x)
 		d.settle(a)

@@ -385,7 +385,7 @@ func TestSpecChangeDuringTransitionRestartsFromAFreshSavepoint(t *testing.T) {
 		w.fatalf("activeRevision %q", w.status().ActiveRevision)
 	}
 	h := w.status().History
-	if prev := h[len(h)-2]; prev.Revision != "main@sha1:r2" || prev.Outcome != v1alpha1.RolloutAborted || !strings.Contains(prev.Reason, "superseded by main@sha1:r3") {
+	if prev := h[len(h)-2]; prev.Revision != "main@sha1:r2" || prev.Outcome != v1alpha1.RolloutSuperseded || !strings.Contains(prev.Reason, "superseded by main@sha1:r3") {
 		w.fatalf("the superseded rollout is recorded as %+v", prev)
 	}
 }

@@ -146,7 +146,7 @@ func (d *decider) suspendMidPatch(t Color, tc *Child) bool {
 	if tc == nil || tc.Deleting {
 		return false
 	}
-	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": a suspend was committed during the in-place change")
+	d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+": a suspend was committed during the in-place change")
 	d.patchInPlace(t, tc, Classify(d.last, d.spec))
 	return true
 }
@@ -177,7 +177,7 @@ func (d *decider) targetBehind(kind transitionKind, t Color, tc, oc *Child) bool
 	}
 	if !ok && kind == kindInPlace {
 		// The patch never landed, and the spec now needs a new colour.
-		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+" before "+tc.Name+" was patched")
+		d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+" before "+tc.Name+" was patched")
 		d.resetMarkers()
 		d.st.BlueGreenState = activeState(t)
 		d.active(t)
@@ -229,7 +229,7 @@ func (d *decider) restartFromNewSavepoint(t Color, tc, oc *Child) {
 	if _, err := d.snapshotOf(d.snapshotName(oc), oc); err != nil {
 		// The rollout under way ends here; the new commit's own is
 		// refused at its start (see savepointRefused).
-		d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout")
+		d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+": the spec changed during the rollout")
 		d.savepointRefused(t.Other(), err)
 		return
 	}
@@ -241,7 +241,7 @@ func (d *decider) restartFromNewSavepoint(t Color, tc, oc *Child) {
 // old colour (see startSavepoint); how says what became of T.
 func (d *decider) restartForNewSpec(t Color, oc *Child, how string) {
 	d.ackPromote() // a promotion asked for the rollout superseded is not one of this
-	d.end(v1alpha1.RolloutAborted, "superseded by "+revOr(d.revision())+": the spec changed during the rollout; "+
+	d.end(v1alpha1.RolloutSuperseded, "superseded by "+revOr(d.revision())+": the spec changed during the rollout; "+
 		d.childName(t)+" starts again from a fresh savepoint of "+oc.Name)
 	d.startSavepoint(t.Other(), oc)
 	d.event(false, "TransitionRestarted", "spec changed during the transition: %s%s starts again for %s from a fresh savepoint %s of %s",
@@ -302,7 +302,7 @@ func (d *decider) endTransitionFor(t Color, tc *Child, msg string) {
 	if tc != nil && !tc.Deleting {
 		d.deleteChild(t)
 	}
-	d.end(v1alpha1.RolloutAborted, msg)
+	d.end(v1alpha1.RolloutSuperseded, msg)
 	d.resetMarkers()
 	d.st.BlueGreenState = activeState(t.Other())
 	d.event(false, "TransitionRestarted", "%s", msg)

@@ -53,6 +53,12 @@ type Child struct {
 	Color Color
 	// Spec is the spec now on the child.
 	Spec v1alpha1.FlinkDeploymentSpec
+	// Overridden are the fields of Spec, dotted as in Diff.Fields
+	// ("taskManager.replicas"), that another field manager set after
+	// bg-gitops applied the child: an HPA or a person scaling it through
+	// the scale subresource, a kubectl edit. A rollout is classified
+	// from what Git set, so these read as the template has them.
+	Overridden []string
 	// Revision is the child's bggitops.dev/revision annotation.
 	Revision string
 	// LifecycleState is status.lifecycleState (CREATED, DEPLOYED, STABLE,

@@ -174,7 +174,7 @@ func ownedBy(u *unstructured.Unstructured, p *v1alpha1.FlinkBlueGreenDeployment)
 func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.Child, error) {
 	ch := &bluegreen.Child{Name: u.GetName(), Color: color, Revision: u.GetAnnotations()[v1alpha1.RevisionAnnotation],
 		Labels: u.GetLabels(), Deleting: u.GetDeletionTimestamp() != nil, Generation: u.GetGeneration(), Created: u.GetCreationTimestamp().Time,
-		UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}
+		UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion(), Overridden: overridden(u.Object["spec"], u.GetManagedFields())}
 	ch.ObservedGeneration, _, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 	if err := fromMap(u.Object["spec"], &ch.Spec); err != nil {
 		return nil, fmt.Errorf("read FlinkDeployment %s: %w", u.GetName(), err)
