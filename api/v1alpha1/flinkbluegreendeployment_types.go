@@ -15,12 +15,15 @@ import (
 const FlinkBlueGreenDeploymentKind = "FlinkBlueGreenDeployment"
 
 // Keys of spec.configuration. The first three are FLIP-503's; the savepoint
-// timeout is ours (FLIP-503 waits for a savepoint forever).
+// timeout is ours (FLIP-503 waits for a savepoint forever), and so is the
+// snapshot pickup timeout (how long a FlinkStateSnapshot may go without
+// any status before the operator's snapshot controller is taken to be off).
 const (
 	AbortGracePeriodKey        = "kubernetes.operator.bluegreen.abort.grace-period"
 	RescheduleIntervalKey      = "kubernetes.operator.bluegreen.reconciliation.reschedule-interval"
 	DeploymentDeletionDelayKey = "kubernetes.operator.bluegreen.deployment-deletion.delay"
 	SavepointTimeoutKey        = "bggitops.dev/savepoint-timeout"
+	SnapshotPickupTimeoutKey   = "bggitops.dev/snapshot-pickup-timeout"
 )
 
 // FlinkBlueGreenDeploymentSpec is compatible with the Flink Kubernetes
