@@ -193,9 +193,10 @@ const SnapshotResourceEnabledKey = "kubernetes.operator.snapshot.resource.enable
 // all (the operator also turns it off when the FlinkStateSnapshot CRD was
 // missing at its start). Nothing then reconciles a FlinkStateSnapshot: it
 // gets no status, no finalizer, no event, while the FlinkDeployments are
-// reconciled as before. When the controller runs, its first reconcile of a
-// new snapshot writes a status (TRIGGER_PENDING, or COMPLETED for one that
-// already exists) within moments. Waiting the whole savepoint timeout for
+// reconciled as before (their own savepoints go to the deprecated
+// status.jobStatus.savepointInfo). When the controller runs, its first
+// reconcile of a new snapshot (FlinkStateSnapshotController.reconcile)
+// writes a status, TRIGGER_PENDING by default, within moments. Waiting the whole savepoint timeout for
 // a snapshot that will never be taken tells the user nothing; this names
 // the setting. An operator that is down entirely looks the same from
 // here; the message says so.
