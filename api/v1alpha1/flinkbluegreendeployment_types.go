@@ -30,7 +30,8 @@ const (
 // Operator's FLIP-503 FlinkBlueGreenDeployment spec.
 type FlinkBlueGreenDeploymentSpec struct {
 	// Configuration holds the blue/green timers: abort grace period,
-	// reschedule interval, deployment deletion delay and savepoint timeout.
+	// reschedule interval, deployment deletion delay, savepoint timeout and
+	// snapshot pickup timeout.
 	// Values are Flink durations ("10 min", "30s"; a bare number is ms).
 	// +optional
 	Configuration map[string]string `json:"configuration,omitempty"`
