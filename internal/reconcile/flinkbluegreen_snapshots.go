@@ -34,9 +34,7 @@ func (r *FlinkBlueGreenReconciler) pruneSnapshots(ctx context.Context, p *v1alph
 	if err != nil {
 		return err
 	}
-	decided := p.DeepCopy()
-	decided.Status = st
-	for _, s := range bluegreen.PrunableSnapshots(decided, []*bluegreen.Child{in.Blue, in.Green}, own, r.KeepSnapshots) {
+	for _, s := range bluegreen.PrunableSnapshots(p, []*bluegreen.Child{in.Blue, in.Green}, own, r.KeepSnapshots) {
 		if err := deleteSnapshot(ctx, r.Client, p.Namespace, s); err != nil {
 			return err
 		}

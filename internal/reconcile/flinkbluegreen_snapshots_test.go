@@ -9,6 +9,7 @@ package reconcile_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -64,7 +65,11 @@ func TestOnlyTheSnapshotsStillUsefulAreKept(t *testing.T) {
 	slices.Sort(want)
 	eventually(t, ns, "the older snapshots deleted", func() bool { return slices.Equal(snapshotNames(t, ns), want) })
 	green, _ := child(ns, "job-green")
-	assert.Contains(t, nested(green, "spec", "job", "initialSavepointPath"), "savepoint-", "green restored from "+taken[2])
+	restored := &unstructured.Unstructured{}
+	restored.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: taken[2]}, restored))
+	assert.Equal(t, strings.TrimPrefix(nested(restored, "status", "path"), "file:"), nested(green, "spec", "job", "initialSavepointPath"),
+		"the running job restored from the snapshot kept beyond --keep-snapshots")
 }
 
 // snapshotOf is a FlinkStateSnapshot of job, as a person writes one.
