@@ -15,19 +15,23 @@ import (
 const FlinkBlueGreenDeploymentKind = "FlinkBlueGreenDeployment"
 
 // Keys of spec.configuration. The first three are FLIP-503's; the savepoint
-// timeout is ours (FLIP-503 waits for a savepoint forever).
+// timeout is ours (FLIP-503 waits for a savepoint forever), and so is the
+// snapshot pickup timeout (how long a FlinkStateSnapshot may go without
+// any status before the operator's snapshot controller is taken to be off).
 const (
 	AbortGracePeriodKey        = "kubernetes.operator.bluegreen.abort.grace-period"
 	RescheduleIntervalKey      = "kubernetes.operator.bluegreen.reconciliation.reschedule-interval"
 	DeploymentDeletionDelayKey = "kubernetes.operator.bluegreen.deployment-deletion.delay"
 	SavepointTimeoutKey        = "bggitops.dev/savepoint-timeout"
+	SnapshotPickupTimeoutKey   = "bggitops.dev/snapshot-pickup-timeout"
 )
 
 // FlinkBlueGreenDeploymentSpec is compatible with the Flink Kubernetes
 // Operator's FLIP-503 FlinkBlueGreenDeployment spec.
 type FlinkBlueGreenDeploymentSpec struct {
 	// Configuration holds the blue/green timers: abort grace period,
-	// reschedule interval, deployment deletion delay and savepoint timeout.
+	// reschedule interval, deployment deletion delay, savepoint timeout and
+	// snapshot pickup timeout.
 	// Values are Flink durations ("10 min", "30s"; a bare number is ms).
 	// +optional
 	Configuration map[string]string `json:"configuration,omitempty"`

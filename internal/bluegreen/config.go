@@ -19,10 +19,11 @@ type timers struct {
 	interval         time.Duration // polling while something is in progress
 	deletionDelay    time.Duration // new colour ready → old colour deleted
 	savepointTimeout time.Duration // FLIP-503 has none
+	snapshotPickup   time.Duration // a snapshot with no status past this: the snapshot controller is off
 }
 
 func parseTimers(cfg map[string]string) (timers, error) {
-	t := timers{grace: 10 * time.Minute, interval: 15 * time.Second, savepointTimeout: 10 * time.Minute}
+	t := timers{grace: 10 * time.Minute, interval: 15 * time.Second, savepointTimeout: 10 * time.Minute, snapshotPickup: time.Minute}
 	for _, kv := range []struct {
 		key string
 		dst *time.Duration
@@ -31,6 +32,7 @@ func parseTimers(cfg map[string]string) (timers, error) {
 		{v1alpha1.RescheduleIntervalKey, &t.interval},
 		{v1alpha1.DeploymentDeletionDelayKey, &t.deletionDelay},
 		{v1alpha1.SavepointTimeoutKey, &t.savepointTimeout},
+		{v1alpha1.SnapshotPickupTimeoutKey, &t.snapshotPickup},
 	} {
 		key, dst := kv.key, kv.dst
 		s, ok := cfg[key]

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,7 @@ func (d *decider) startSavepoint(x Color, a *Child) {
 	d.setJob(v1alpha1.JobReconciling, "")
 	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
 	d.event(false, "SavepointStarted", "taking savepoint %s of %s (job %s) to roll out %s", name, a.Name, orDash(a.JobID), revOr(d.revision()))
-	d.requeue(min(d.t.interval, d.t.savepointTimeout))
+	d.requeue(min(d.t.interval, d.t.savepointTimeout, d.t.snapshotPickup))
 }
 
 func (d *decider) createSnapshot(s *SnapshotSpec) {
@@ -160,13 +161,62 @@ func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointSta
 	case !d.now.Before(deadline.Time):
 		d.savepointFailed(x, "SavepointFailed", fmt.Sprintf("savepoint %s of %s did not complete within %s (%s)",
 			sp.Name, a.Name, d.t.savepointTimeout, v1alpha1.SavepointTimeoutKey))
+	case d.notPickedUp(snap, a, sp):
+		d.savepointFailed(x, "SnapshotNotPickedUp", fmt.Sprintf("FlinkStateSnapshot %s has no status %s after it was created (%s) "+
+			"while %s runs: the Flink operator's snapshot controller is off (%s: false in the operator's configuration), "+
+			"or the operator is down", sp.Name, d.t.snapshotPickup, v1alpha1.SnapshotPickupTimeoutKey, a.Name, SnapshotResourceEnabledKey))
 	default:
 		if snap == nil && !d.reissue(x, a, sp.Name) {
 			return
 		}
 		d.progressing("Savepointing", "taking savepoint %s of %s", sp.Name, a.Name)
 		d.requeue(d.until(deadline))
+		if snap != nil && snap.State == "" {
+			d.requeue(d.until(d.deadline(d.askedAt(snap, sp).Add(d.t.snapshotPickup))))
+		}
 	}
+}
+
+// SnapshotResourceEnabledKey is the Flink operator's option that registers
+// its FlinkStateSnapshot controller (KubernetesOperatorConfigOptions
+// SNAPSHOT_RESOURCE_ENABLED, default true).
+const SnapshotResourceEnabledKey = "kubernetes.operator.snapshot.resource.enabled"
+
+// notPickedUp reports a snapshot the Flink operator never picked up: no
+// status at all the snapshot pickup timeout after it was asked for, while
+// the job it is of runs as the operator last reported (the operator
+// works, or did).
+//
+// Why no status: with kubernetes.operator.snapshot.resource.enabled false
+// in the operator's own configuration, FlinkOperator.
+// registerSnapshotController registers no FlinkStateSnapshot controller at
+// all (the operator also turns it off when the FlinkStateSnapshot CRD was
+// missing at its start). Nothing then reconciles a FlinkStateSnapshot: it
+// gets no status, no finalizer, no event, while the FlinkDeployments are
+// reconciled as before (their own savepoints go to the deprecated
+// status.jobStatus.savepointInfo). When the controller runs, its first
+// reconcile of a new snapshot (FlinkStateSnapshotController.reconcile)
+// writes a status, TRIGGER_PENDING by default, within moments. Waiting the whole savepoint timeout for
+// a snapshot that will never be taken tells the user nothing; this names
+// the setting. An operator that is down entirely looks the same from
+// here; the message says so.
+func (d *decider) notPickedUp(snap *Snapshot, a *Child, sp *v1alpha1.SavepointStatus) bool {
+	if snap == nil || snap.State != "" || !a.Ready() {
+		return false
+	}
+	return !d.now.Before(d.askedAt(snap, sp).Add(d.t.snapshotPickup))
+}
+
+// askedAt is when the snapshot was asked for: its creation, else the
+// trigger timestamp of the status.
+func (d *decider) askedAt(snap *Snapshot, sp *v1alpha1.SavepointStatus) time.Time {
+	if !snap.Created.IsZero() {
+		return snap.Created
+	}
+	if sp.TriggerTimestamp != nil {
+		return sp.TriggerTimestamp.Time
+	}
+	return d.now
 }
 
 // reissue asks again for a snapshot not seen yet, or lost between action
@@ -258,7 +308,7 @@ func (d *decider) refreshSavepoint(x Color, a *Child, old string) {
 	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
 	d.event(false, "SavepointRefreshed", "savepoint %s of %s completed more than %s before %s could start: taking a fresh one, %s",
 		old, a.Name, d.t.savepointTimeout, d.childName(x.Other()), name)
-	d.requeue(min(d.t.interval, d.t.savepointTimeout))
+	d.requeue(min(d.t.interval, d.t.savepointTimeout, d.t.snapshotPickup))
 }
 
 // startedFor reports whether c is a new colour this savepoint already

@@ -456,7 +456,7 @@ func (d *decider) restartFromFreshSavepoint(t Color) {
 	d.progressing("Savepointing", "taking savepoint %s of %s", name, a.Name)
 	d.event(false, "SavepointRefreshed", "%s starts again for %s from a fresh savepoint %s of %s: %s is older than %s",
 		d.childName(t), revOr(d.revision()), name, a.Name, old, d.t.savepointTimeout)
-	d.requeue(min(d.t.interval, d.t.savepointTimeout))
+	d.requeue(min(d.t.interval, d.t.savepointTimeout, d.t.snapshotPickup))
 }
 
 func (d *decider) ensureDeadline() {

@@ -36,6 +36,7 @@ type world struct {
 	record            *Record         // the state record of the parent's name, if any
 	finalized         bool            // a decision asked to remove the finalizer
 	restoreSourceLive bool            // the object restore-from names exists
+	snapshotsIgnored  bool            // the operator's snapshot controller is off: snapshots get no status
 	last              Decision
 	history           []string // decisions, for failure messages
 }
@@ -185,6 +186,9 @@ func (w *world) act(a Action) {
 		if _, ok := w.snaps[a.Snapshot.Name]; !ok {
 			w.snaps[a.Snapshot.Name] = &simSnap{Snapshot: Snapshot{Name: a.Snapshot.Name, State: SnapshotTriggerPending, LastCompleted: recordLastCompleted(a.Snapshot)},
 				job: a.Snapshot.JobName, lineage: w.lineage[a.Snapshot.JobName]}
+			if w.snapshotsIgnored {
+				w.snaps[a.Snapshot.Name].State = ""
+			}
 		}
 	}
 }

@@ -146,7 +146,7 @@ func reachable(kf *kubeFlags) error {
 
 // run runs the checks in order: later ones use what earlier ones found.
 func (k *checker) run(ctx context.Context) []checkLine {
-	steps := []func(context.Context) []checkLine{k.flinkCRDs, k.flinkOperator, k.crds, k.controller, k.leader, k.receiver}
+	steps := []func(context.Context) []checkLine{k.flinkCRDs, k.flinkOperator, k.operatorSnapshots, k.crds, k.controller, k.leader, k.receiver}
 	if k.ns != "" {
 		steps = append(steps, k.namespace)
 	}

@@ -78,6 +78,7 @@ func TestCheck(t *testing.T) {
 		"✔ Flink CRDs: FlinkDeployment and FlinkStateSnapshot served (flink.apache.org/v1beta1)",
 		"✔ Flink operator 1.10.0: deployment "+operator+"/flink-kubernetes-operator, 1/1 available",
 		"✔ Flink operator "+operator+"/flink-kubernetes-operator watches "+app,
+		"✔ Flink operator "+operator+"/flink-kubernetes-operator reconciles FlinkStateSnapshots",
 		"✔ ServiceAccount "+app+"/bg-gitops-applier (GitRepositories apply as it) exists")
 	assert.Regexp(t, `(?m)^✔ controller `+sys+`/bg-gitops-controller: 1/1 available \(image bg-gitops.*\)$`, res.stdout)
 	assert.Regexp(t, `(?m)^✔ leader: \S+ \(Lease `+sys+`/bg-gitops-controller-leader renewed \d+s ago\)$`, res.stdout)
@@ -106,7 +107,16 @@ func TestCheck(t *testing.T) {
 	// config.yaml, which Flink reads before flink-conf.yaml, lists the
 	// namespace; then the volume mounts only flink-conf.yaml.
 	setOperatorFile(t, env, operator, "config.yaml", "kubernetes.operator:\n  watched.namespaces: other, "+app+"\n")
-	assertLines(t, check("-n", app).stdout, "✔ Flink operator "+operator+"/flink-kubernetes-operator watches "+app)
+	assertLines(t, check("-n", app).stdout, "✔ Flink operator "+operator+"/flink-kubernetes-operator watches "+app,
+		"✔ Flink operator "+operator+"/flink-kubernetes-operator reconciles FlinkStateSnapshots")
+	// The operator's snapshot controller is off: no stateful rollout can
+	// savepoint.
+	setOperatorFile(t, env, operator, "config.yaml", "kubernetes.operator:\n  snapshot.resource.enabled: false\n")
+	res = check()
+	assert.Equal(t, 1, res.code, res.stdout)
+	assertLines(t, res.stdout, "✗ Flink operator "+operator+"/flink-kubernetes-operator: kubernetes.operator.snapshot.resource.enabled is false, "+
+		"its snapshot controller is off: no savepoint of a stateful rollout can be taken", "    → "+snapshotsFix)
+	setOperatorFile(t, env, operator, "config.yaml", "kubernetes.operator:\n  watched.namespaces: other, "+app+"\n")
 	op := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: operatorLabelValue, Namespace: operator}}
 	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(op), op))
 	op.Spec.Template.Spec.Volumes[0].ConfigMap.Items = []corev1.KeyToPath{{Key: "flink-conf.yaml", Path: "flink-conf.yaml"}}

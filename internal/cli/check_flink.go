@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 )
 
 // The Flink Kubernetes Operator as its Helm chart installs it.
@@ -138,3 +139,32 @@ func availability(d *appsv1.Deployment) string {
 	}
 	return fmt.Sprintf("%d/%d available", d.Status.AvailableReplicas, want)
 }
+
+// operatorSnapshots: the operator reconciles FlinkStateSnapshots, through
+// which every savepoint of a stateful rollout is taken. With
+// kubernetes.operator.snapshot.resource.enabled false in its own
+// configuration it registers no snapshot controller, and a rollout's
+// snapshot would never be taken (the controller fails it after
+// bggitops.dev/snapshot-pickup-timeout).
+func (k *checker) operatorSnapshots(ctx context.Context) []checkLine {
+	var lines []checkLine
+	for _, o := range k.operators {
+		what := fmt.Sprintf("Flink operator %s/%s reconciles FlinkStateSnapshots", o.d.Namespace, o.d.Name)
+		conf, err := k.operatorConfig(ctx, o)
+		if err != nil {
+			lines = append(lines, cannotTell(what, err))
+			continue
+		}
+		v := strings.Trim(strings.TrimSpace(operatorOption(conf, bluegreen.SnapshotResourceEnabledKey)), `"'`)
+		if strings.EqualFold(v, "false") {
+			lines = append(lines, failing(snapshotsFix, "Flink operator %s/%s: %s is false, its snapshot controller is off: "+
+				"no savepoint of a stateful rollout can be taken", o.d.Namespace, o.d.Name, bluegreen.SnapshotResourceEnabledKey))
+			continue
+		}
+		lines = append(lines, passed("%s", what))
+	}
+	return lines
+}
+
+const snapshotsFix = "remove " + bluegreen.SnapshotResourceEnabledKey + ": false from the operator's configuration " +
+	"(the Helm chart's defaultConfiguration) and restart the operator: it registers its snapshot controller only at start"

@@ -69,21 +69,41 @@ func (k *checker) operatorWatches(ctx context.Context) []checkLine {
 // watchedNamespaces reads the operator's configuration from the ConfigMaps
 // its pods mount; nil is every namespace.
 func (k *checker) watchedNamespaces(ctx context.Context, o *flinkOperator) ([]string, error) {
+	conf, err := k.operatorConfig(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return parseWatched(conf), nil
+}
+
+// operatorConfig is the configuration file the operator reads, from the
+// ConfigMaps its pods mount.
+func (k *checker) operatorConfig(ctx context.Context, o *flinkOperator) (string, error) {
 	for _, v := range o.d.Spec.Template.Spec.Volumes {
 		if v.ConfigMap == nil {
 			continue
 		}
 		cm := &corev1.ConfigMap{}
 		if err := k.c.Get(ctx, types.NamespacedName{Namespace: o.d.Namespace, Name: v.ConfigMap.Name}, cm); err != nil {
-			return nil, fmt.Errorf("read ConfigMap %s/%s: %w", o.d.Namespace, v.ConfigMap.Name, err)
+			return "", fmt.Errorf("read ConfigMap %s/%s: %w", o.d.Namespace, v.ConfigMap.Name, err)
 		}
 		for _, file := range operatorConfigFiles {
 			if conf, ok := cm.Data[file]; ok && mounted(v.ConfigMap, file) {
-				return parseWatched(conf), nil
+				return conf, nil
 			}
 		}
 	}
-	return nil, errNoOperatorConfig
+	return "", errNoOperatorConfig
+}
+
+// operatorOption reads key from a Flink configuration file: a flat "key:
+// value" file (flink-conf.yaml) or nested YAML (config.yaml).
+func operatorOption(conf, key string) string {
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(conf), &m); err == nil {
+		return flatValue(m, key)
+	}
+	return scanValue(conf, key)
 }
 
 // mounted: a ConfigMap volume without items mounts every key, with items
@@ -96,15 +116,8 @@ func mounted(v *corev1.ConfigMapVolumeSource, key string) bool {
 // "key: value" file (flink-conf.yaml) or nested YAML (config.yaml), the
 // value a comma-separated string or a list. nil is every namespace.
 func parseWatched(conf string) []string {
-	var raw string
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte(conf), &m); err == nil {
-		raw = flatValue(m, watchedKey)
-	} else {
-		raw = scanValue(conf, watchedKey)
-	}
 	var out []string
-	for _, n := range strings.Split(raw, ",") {
+	for _, n := range strings.Split(operatorOption(conf, watchedKey), ",") {
 		n = strings.Trim(strings.TrimSpace(n), `"'`)
 		if n == allNamespaces {
 			return nil
@@ -136,6 +149,8 @@ func valueString(v any) string {
 	switch t := v.(type) {
 	case string:
 		return t
+	case bool:
+		return fmt.Sprint(t)
 	case []any:
 		parts := make([]string, 0, len(t))
 		for _, p := range t {

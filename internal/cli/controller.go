@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/kube"
 	"bggitops.dev/bg-gitops/internal/manager"
 	"bggitops.dev/bg-gitops/internal/reconcile"
@@ -44,6 +45,7 @@ type controllerFlags struct {
 	renderWorker           worker.Pool
 	maxCacheBytes          int64
 	concurrentPerNamespace int
+	keepSnapshots          int
 	git                    source.Limits
 	allowFileURLs          bool
 	allowInsecureHTTP      bool
@@ -89,6 +91,7 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
 	fl.IntVar(&f.concurrentPerNamespace, "concurrent-per-namespace", 0, "reconciles of one namespace running at once, per kind (a fetch or a forge that hangs holds a worker); a namespace holding one never takes the last free worker; 0: all of --concurrent but one, negative: no limit")
+	fl.IntVar(&f.keepSnapshots, "keep-snapshots", bluegreen.DefaultKeepSnapshots, "finished FlinkStateSnapshots bg-gitops created that are kept per FlinkBlueGreenDeployment, newest first, besides those a job restored from or a rollout uses; older ones are deleted (their savepoints are not); 0: keep every one")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
 	fl.BoolVar(&f.render.AllowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources (fetched by the controller, within the render limits)")
 	fl.DurationVar(&f.render.Timeout, "render-timeout", render.DefaultTimeout, "longest a kustomize build may take, waiting for other builds included; a build that runs out of its own time is not retried until the next commit")
@@ -160,6 +163,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 			CacheDir:               f.cacheDir,
 			MaxCacheBytes:          f.maxCacheBytes,
 			ConcurrentPerNamespace: f.concurrentPerNamespace,
+			KeepSnapshots:          f.keepSnapshots,
 		},
 	}
 	if f.qpsSet {

@@ -61,6 +61,10 @@ type FlinkBlueGreenReconciler struct {
 	// Fence, when set, is checked before a decision's actions (see
 	// Options.Fence): they are sent before the time it returns, or not.
 	Fence func(context.Context) (time.Time, error)
+	// KeepSnapshots is how many finished FlinkStateSnapshots of each
+	// FlinkBlueGreenDeployment are kept beyond those in use
+	// (--keep-snapshots; see pruneSnapshots); 0 or less keeps every one.
+	KeepSnapshots int
 
 	// failures remembers, per FlinkBlueGreenDeployment, the last action
 	// that failed with an error retrying may fix (see lastingFailure).
@@ -153,6 +157,9 @@ func (r *FlinkBlueGreenReconciler) reconcile(ctx context.Context, p *v1alpha1.Fl
 	case len(dec.Actions) == 0:
 		r.failures.Delete(client.ObjectKeyFromObject(p)) // nothing is failing
 		err = r.relabel(ctx, p, in)
+		if err == nil {
+			err = r.pruneSnapshots(ctx, p, in, dec.Status)
+		}
 	default:
 		dec, err = r.execute(ctx, p, in, dec)
 	}

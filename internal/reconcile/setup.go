@@ -92,6 +92,11 @@ type Options struct {
 	// (kube.LeaseFence), so that a leader paused past its lease posts
 	// nothing the new leader posts too, and sends no request after it.
 	Fence func(context.Context) (time.Time, error)
+	// KeepSnapshots is how many finished FlinkStateSnapshots bg-gitops
+	// created for each FlinkBlueGreenDeployment it keeps beyond those
+	// still in use (--keep-snapshots, default
+	// bluegreen.DefaultKeepSnapshots); 0 or less keeps every one.
+	KeepSnapshots int
 }
 
 func (o Options) flinkPoll() time.Duration {
@@ -193,7 +198,8 @@ func (w warmWorkers) Start(ctx context.Context) error {
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	slots := o.namespaceSlots()
 	r := &FlinkBlueGreenReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("bg-gitops"), Commit: reporter,
-		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence, Redact: reporter.Redact}
+		Impersonate: applier.ClientFor, Tenancy: o.Tenancy, Slots: slots, Fence: o.Fence, Redact: reporter.Redact,
+		KeepSnapshots: o.KeepSnapshots}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkBlueGreenDeployment{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},

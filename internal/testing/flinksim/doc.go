@@ -45,6 +45,16 @@ const (
 	// spec (generation > observedGeneration) leaves the whole status, old
 	// observedGeneration included, untouched for that long.
 	FaultObserveDelay = "bggitops.dev/simulate-observe-delay"
+	// FaultSnapshotControllerOff ("true"): FlinkStateSnapshots of this job
+	// are never reconciled, as by an operator started with
+	// kubernetes.operator.snapshot.resource.enabled: false, which registers
+	// no FlinkStateSnapshot controller (FlinkOperator.
+	// registerSnapshotController): no status, no finalizer, while the
+	// FlinkDeployments are reconciled as before. The real option is the
+	// operator's, not a job's; the fault is a job's so that one test's
+	// operator can be "off" while the others' run. Options.
+	// SnapshotControllerOff turns it off for every job.
+	FaultSnapshotControllerOff = "bggitops.dev/simulate-snapshot-controller-off"
 	// StartDelay (a Go duration) overrides the simulator's start-up delay.
 	StartDelay = "bggitops.dev/simulate-start-delay"
 )

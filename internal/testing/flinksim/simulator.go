@@ -38,6 +38,10 @@ type Options struct {
 	// ObserveDelay is how long a new spec goes unobserved (default 0: at
 	// once); FaultObserveDelay overrides it per FlinkDeployment.
 	ObserveDelay time.Duration
+	// SnapshotControllerOff leaves every FlinkStateSnapshot untouched, as
+	// an operator whose snapshot controller is off (see
+	// FaultSnapshotControllerOff).
+	SnapshotControllerOff bool
 	// Lineage is the record to go on from (ReadJournal of the journal of a
 	// simulator that ran before); default a new one.
 	Lineage *Lineage

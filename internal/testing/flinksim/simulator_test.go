@@ -369,3 +369,30 @@ spec: {jobReference: {kind: FlinkDeployment, name: %s}, savepoint: {}}`, name, j
 	eventually(t, field(t, snapshot("sphangonce-2", "sphangonce"), "status", "state"), "COMPLETED")
 	assert.Equal(t, "IN_PROGRESS", field(t, held, "status", "state")(), "the first one still hangs")
 }
+
+// TestSnapshotControllerOffFault: a FlinkStateSnapshot of a job with
+// FaultSnapshotControllerOff gets no status at all, as with an operator
+// whose snapshot controller is off, while the job runs on and a snapshot
+// of another job, created after it, completes.
+func TestSnapshotControllerOffFault(t *testing.T) {
+	off := create(t, fmt.Sprintf(job, "spoff", `"`+flinksim.FaultSnapshotControllerOff+`": "true"`, ""))
+	plain := create(t, fmt.Sprintf(job, "spon", `a: b`, ""))
+	for _, fd := range []*unstructured.Unstructured{off, plain} {
+		eventually(t, field(t, fd, "status", "jobStatus", "state"), "RUNNING")
+	}
+	snapshot := func(name, jobName string) *unstructured.Unstructured {
+		return create(t, fmt.Sprintf(`
+apiVersion: flink.apache.org/v1beta1
+kind: FlinkStateSnapshot
+metadata: {name: %s}
+spec: {jobReference: {kind: FlinkDeployment, name: %s}, savepoint: {}}`, name, jobName))
+	}
+	ignored := snapshot("spoff-sp", "spoff")
+	eventually(t, field(t, snapshot("spon-sp", "spon"), "status", "state"), "COMPLETED")
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(ignored.GroupVersionKind())
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ignored.GetNamespace(), Name: ignored.GetName()}, u))
+	assert.NotContains(t, u.Object, "status")
+	assert.Empty(t, u.GetFinalizers())
+	assert.Equal(t, "RUNNING", field(t, off, "status", "jobStatus", "state")())
+}

@@ -28,6 +28,9 @@ func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	sn := deployment{snap} // the same nested accessors serve
+	if s.snapshotControllerOff(ctx, sn) {
+		return reconcile.Result{}, nil
+	}
 	switch sn.str("status", "state") {
 	case "":
 		if existing, _, _ := unstructured.NestedBool(snap.Object, "spec", "savepoint", "alreadyExists"); existing {
@@ -47,6 +50,17 @@ func (s *Simulator) reconcileSnapshot(ctx context.Context, req reconcile.Request
 		return s.complete(ctx, sn)
 	}
 	return reconcile.Result{}, nil
+}
+
+// snapshotControllerOff reports a snapshot no snapshot controller would
+// reconcile: Options.SnapshotControllerOff, or FaultSnapshotControllerOff
+// on the job it refers to.
+func (s *Simulator) snapshotControllerOff(ctx context.Context, sn deployment) bool {
+	if s.opts.SnapshotControllerOff {
+		return true
+	}
+	d, _ := s.job(ctx, sn)
+	return d.Unstructured != nil && configValue(d.Unstructured, FaultSnapshotControllerOff) == "true"
 }
 
 // job returns the running FlinkDeployment a snapshot refers to.

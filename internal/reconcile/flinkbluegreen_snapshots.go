@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+)
+
+// pruneSnapshots deletes the FlinkStateSnapshots bg-gitops created for p
+// that bluegreen.PrunableSnapshots says are no longer useful, once p
+// rests in an ACTIVE state with nothing to do (st is the decision's
+// status). Each deletion is preconditioned on the snapshot as observed, so
+// one that changed since is left for the next reconcile.
+func (r *FlinkBlueGreenReconciler) pruneSnapshots(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, st v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	if r.KeepSnapshots <= 0 || !p.DeletionTimestamp.IsZero() || !st.BlueGreenState.Active() {
+		return nil
+	}
+	own, err := ownSnapshots(ctx, r.Client, p)
+	if err != nil {
+		return err
+	}
+	for _, s := range bluegreen.PrunableSnapshots(p, []*bluegreen.Child{in.Blue, in.Green}, own, r.KeepSnapshots) {
+		if err := deleteSnapshot(ctx, r.Client, p.Namespace, s); err != nil {
+			return err
+		}
+		logf.FromContext(ctx).Info("deleted a FlinkStateSnapshot no longer needed", "snapshot", s.Name, "path", s.Path, "keep", r.KeepSnapshots)
+	}
+	return nil
+}
+
+// ownSnapshots lists the FlinkStateSnapshots bg-gitops created to
+// savepoint p's jobs: labelled with p's name, owned by p (this very
+// object: its uid), not a state record. Any other is not bg-gitops's to
+// delete; one of a name too long for a label is not found, and kept.
+func ownSnapshots(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment) ([]bluegreen.OwnSnapshot, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK.GroupVersion().WithKind("FlinkStateSnapshotList"))
+	if err := c.List(ctx, list, client.InNamespace(p.Namespace), client.MatchingLabels{v1alpha1.FlinkBlueGreenDeploymentLabel: p.Name}); err != nil {
+		return nil, fmt.Errorf("list FlinkStateSnapshots of %s: %w", p.Name, err)
+	}
+	var own []bluegreen.OwnSnapshot
+	for i := range list.Items {
+		u := &list.Items[i]
+		if u.GetLabels()[v1alpha1.StateRecordLabel] != "" || !ownedBy(u, p) || u.GetDeletionTimestamp() != nil {
+			continue
+		}
+		state, _, _ := unstructured.NestedString(u.Object, "status", "state")
+		path, _, _ := unstructured.NestedString(u.Object, "status", "path")
+		own = append(own, bluegreen.OwnSnapshot{Name: u.GetName(), State: state, Path: path, Created: u.GetCreationTimestamp().Time,
+			UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()})
+	}
+	return own, nil
+}
+
+func deleteSnapshot(ctx context.Context, c client.Client, ns string, s bluegreen.OwnSnapshot) error {
+	u := newUnstructured(v1alpha1.FlinkStateSnapshotGVK)
+	u.SetNamespace(ns)
+	u.SetName(s.Name)
+	uid := types.UID(s.UID)
+	err := c.Delete(ctx, u, client.Preconditions(metav1.Preconditions{UID: &uid, ResourceVersion: &s.ResourceVersion}))
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or changed since it was observed: the next reconcile sees
+	}
+	if err != nil {
+		return fmt.Errorf("delete FlinkStateSnapshot %s: %w", s.Name, err)
+	}
+	return nil
+}
