@@ -184,6 +184,7 @@ func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.
 	ch.JobState = str("status", "jobStatus", "state")
 	ch.JobID = str("status", "jobStatus", "jobId")
 	ch.UpgradeSavepointPath = str("status", "jobStatus", "upgradeSavepointPath")
+	ch.Error = str("status", "error")
 	return ch, nil
 }
 

@@ -45,6 +45,13 @@ const (
 	// spec (generation > observedGeneration) leaves the whole status, old
 	// observedGeneration included, untouched for that long.
 	FaultObserveDelay = "bggitops.dev/simulate-observe-delay"
+	// FaultSpecError (a message): the operator refuses the spec, as its
+	// validation does (FlinkDeploymentController → ReconciliationUtils.
+	// applyValidationErrorAndResetSpec): status.error holds the JSON of a
+	// ValidationException with the message, observedGeneration stays
+	// behind, and a FlinkDeployment never deployed is FAILED; one that runs
+	// goes on running its last accepted spec.
+	FaultSpecError = "bggitops.dev/simulate-spec-error"
 	// StartDelay (a Go duration) overrides the simulator's start-up delay.
 	StartDelay = "bggitops.dev/simulate-start-delay"
 )
