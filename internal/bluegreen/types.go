@@ -78,6 +78,11 @@ type Child struct {
 	// the parent's name (being deleted, or left to the garbage
 	// collector). It holds nothing the parent may adopt or start from.
 	Foreign bool
+	// Unowned: the child has no owner at all: its parent was deleted with
+	// propagationPolicy Orphan (kubectl delete --cascade=orphan), or a
+	// person made it. The parent adopts it when it runs the parent's job
+	// (see notThisJob), and refuses it, leaving it as it is, otherwise.
+	Unowned bool
 	// Created is metadata.creationTimestamp.
 	Created time.Time
 	// UID and ResourceVersion are the adapter's preconditions: an action
