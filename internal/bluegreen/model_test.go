@@ -122,6 +122,9 @@ type mChild struct {
 	Deleting       bool
 	Created        int
 	Foreign        bool // an earlier object's, met by a re-created one
+	// Unowned: owned by nothing, left running by a deletion that
+	// orphaned it (model_lifecycle_test.go).
+	Unowned bool
 }
 
 type mRun struct {
@@ -259,7 +262,7 @@ func (m *model) key() uint64 {
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
 		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct,
-		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp)})
+		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp, m.P.Finalizers, m.P.Spec.Template.Spec.Job.JarURI)})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -291,8 +294,9 @@ func (m *model) observed(c Color) *Child {
 		return nil
 	}
 	return &Child{Name: x.Name, Color: c, Spec: *x.Spec.DeepCopy(), Revision: x.Revision, LifecycleState: x.Lifecycle,
-		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign, Generation: x.Gen, ObservedGeneration: x.ObsGen,
-		Created: t0.Add(time.Duration(x.Created) * time.Second)}
+		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign || x.Unowned && x.Deleting, Generation: x.Gen, ObservedGeneration: x.ObsGen,
+		Created: t0.Add(time.Duration(x.Created) * time.Second), Unowned: x.Unowned && !x.Deleting,
+		Labels: map[string]string{TypeLabel: string(c)}}
 }
 
 // reconcile is one reconcile of the adapter. crash(n, first) tells after
@@ -598,6 +602,9 @@ func (m *model) rejects(a Action) string {
 }
 
 func (m *model) act(a Action) error {
+	if err := m.checkUnowned(a); err != nil {
+		return err
+	}
 	switch a.Type {
 	case ApplyChild:
 		return m.applyChild(a.Child)
@@ -635,6 +642,7 @@ func (m *model) applyChild(cs *ChildSpec) error {
 	if x.Gen == 0 || !equalSpec(&x.Spec, &cs.Spec) {
 		x.Gen++
 	}
+	x.Unowned = false // the adapter's apply sets the parent's owner reference
 	x.Spec, x.Revision = *cs.Spec.DeepCopy(), cs.Revision
 	return nil
 }

@@ -29,9 +29,19 @@ func (d *decider) orphaning() bool {
 
 // orphanChildren ends a deletion that orphans the children: they keep
 // running as they are, with no final savepoint and no record (the job
-// goes on), for an object created again over them to adopt.
+// goes on), for an object created again over them to adopt. A transition
+// under way ends, the colour that was active recorded as active.
 func (d *decider) orphanChildren() {
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
+	d.setJob(v1alpha1.JobReconciling, "") // the object no longer reports on its job
+	if s := d.st.BlueGreenState; s.InProgress() {
+		c := stateColour(s)
+		if s.Transitioning() {
+			c = c.Other()
+		}
+		d.st.BlueGreenState, d.st.ActiveDeployment = activeState(c), d.childName(c)
+		d.resetMarkers()
+	}
 	var names []string
 	for _, c := range []*Child{d.in.Blue, d.in.Green} {
 		if c != nil && !c.Deleting {
