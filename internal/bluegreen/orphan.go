@@ -9,6 +9,7 @@ package bluegreen
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,7 +50,8 @@ func (d *decider) orphanChildren() {
 		}
 	}
 	if len(names) > 0 {
-		d.event(false, "ChildrenOrphaned", "deleted with propagationPolicy Orphan: %v keep running, owned by nothing, with no final savepoint", names)
+		d.event(false, "ChildrenOrphaned", "deleted with propagationPolicy Orphan: %s keep running, owned by nothing, with no final savepoint",
+			strings.Join(names, ", "))
 	}
 	d.progressing("Deleting", "orphaning the children of %s", d.p.Name)
 	d.out.Finalize = true
@@ -147,7 +149,7 @@ func (d *decider) claimUnowned() {
 			continue
 		}
 		d.apply(&ChildSpec{Name: c.Name, Color: c.Color, Spec: *c.Spec.DeepCopy(), Revision: c.Revision})
-		d.event(true, "OrphanAdopted", "FlinkDeployment %s, owned by nothing (a deletion orphaned it), runs the job of %s: it is adopted as it runs", c.Name, d.p.Name)
+		d.event(true, "OrphanAdopted", "FlinkDeployment %s, owned by nothing, runs the job of %s: it is adopted as it runs", c.Name, d.p.Name)
 		d.progressing("Adopting", "adopting FlinkDeployment %s, owned by nothing, which runs this job", c.Name)
 	}
 	d.requeue(d.t.interval)
