@@ -31,7 +31,7 @@ func TestTheFlinkOperatorsRefusalIsNamedInTheParent(t *testing.T) {
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
 
 	refused := `, "` + flinksim.FaultSpecError + `": "Forbidden Flink config key: kubernetes.namespace"`
-	update(t, ns, "job", 2, "flink:1.20.1", refused, withAbortGrace("3s"))
+	update(t, ns, "job", 2, "flink:1.20.1", refused, withAbortGrace("6s"))
 	want := "Flink operator error: ValidationException: Forbidden Flink config key: kubernetes.namespace"
 	eventually(t, ns, "the refusal named while waiting", func() bool {
 		c := apimeta.FindStatusCondition(getFBGD(t, ns, "job").Status.Conditions, v1alpha1.ReconcilingCondition)
