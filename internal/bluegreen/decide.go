@@ -54,6 +54,10 @@ func Decide(in Input) (Decision, error) {
 		d.finalizing()
 	case d.foreign() != nil:
 		d.waitForeign(d.foreign())
+	case d.refused() != nil:
+		d.refuseAdoption(d.refusedChild())
+	case d.unowned() != nil:
+		d.claimUnowned()
 	case in.Rejection != nil:
 		d.rejected(in.Rejection)
 	default:

@@ -123,7 +123,7 @@ var progressEvents = map[string]bool{
 }
 
 func eventByName(name string) mEvent {
-	for _, e := range allEvents() {
+	for _, e := range concat(allEvents(), orphanEvents) {
 		if e.name == name {
 			return e
 		}

@@ -175,8 +175,15 @@ func (d *decider) noRecord(msg string) {
 // timeout counted from the deletion; then the children are deleted and
 // the finalizer goes. A stateful holder always leaves a record, one that
 // holds no savepoint included, so that nothing later starts empty (or
-// from older state) for want of one.
+// from older state) for want of one. A deletion that orphans the
+// children leaves them running, and children owned by nothing are never
+// this deletion's (see orphan.go).
 func (d *decider) finalizing() {
+	if d.orphaning() {
+		d.orphanChildren()
+		return
+	}
+	d.forgetUnowned()
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
 	d.setJob(v1alpha1.JobReconciling, "") // its job is being stopped
 	g := d.holderChild()                  // being deleted or not

@@ -128,6 +128,9 @@ type mChild struct {
 	// (the scale subresource).
 	Git        v1alpha1.FlinkDeploymentSpec
 	Overridden []string
+	// Unowned: owned by nothing, left running by a deletion that
+	// orphaned it (model_lifecycle_test.go).
+	Unowned bool
 }
 
 type mRun struct {
@@ -265,7 +268,7 @@ func (m *model) key() uint64 {
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
 		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct,
-		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp)})
+		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp, m.P.Finalizers, m.P.Spec.Template.Spec.Job.JarURI)})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -297,8 +300,9 @@ func (m *model) observed(c Color) *Child {
 		return nil
 	}
 	return &Child{Name: x.Name, Color: c, Spec: *x.Spec.DeepCopy(), Overridden: slices.Clone(x.Overridden), Revision: x.Revision, LifecycleState: x.Lifecycle,
-		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign, Generation: x.Gen, ObservedGeneration: x.ObsGen,
-		Created: t0.Add(time.Duration(x.Created) * time.Second)}
+		JobState: x.Job, JobID: x.Run, Deleting: x.Deleting, Foreign: x.Foreign || x.Unowned && x.Deleting, Generation: x.Gen, ObservedGeneration: x.ObsGen,
+		Created: t0.Add(time.Duration(x.Created) * time.Second), Unowned: x.Unowned && !x.Deleting,
+		Labels: map[string]string{TypeLabel: string(c)}}
 }
 
 // reconcile is one reconcile of the adapter. crash(n, first) tells after
@@ -604,6 +608,9 @@ func (m *model) rejects(a Action) string {
 }
 
 func (m *model) act(a Action) error {
+	if err := m.checkUnowned(a); err != nil {
+		return err
+	}
 	switch a.Type {
 	case ApplyChild:
 		return m.applyChild(a.Child)
@@ -642,6 +649,7 @@ func (m *model) applyChild(cs *ChildSpec) error {
 	if x.Gen == 0 || !equalSpec(&x.Spec, &spec) {
 		x.Gen++
 	}
+	x.Unowned = false // the adapter's apply sets the parent's owner reference
 	x.Spec, x.Git, x.Revision = spec, *cs.Spec.DeepCopy(), cs.Revision
 	return nil
 }

@@ -94,6 +94,25 @@ var plantedBugs = []plantedBug{
 	{"a deletion records a running job by its last savepoint instead of taking one", "lifecycle.go",
 		"case h.jobStopped() && lc != \"\":",
 		"case !h.Ready() && lc != \"\":"},
+	// Orphaned children (TestExploreOrphanedChildren, see plantedRun).
+	{"a deletion that orphans the children deletes them", "orphan.go",
+		"return slices.Contains(d.p.Finalizers, metav1.FinalizerOrphanDependents)",
+		"return slices.Contains(d.p.Finalizers, metav1.FinalizerOrphanDependents) && false"},
+	{"an orphaned child of another job is adopted", "orphan.go",
+		"if why := d.notThisJob(c); why != \"\" {",
+		"if why := d.notThisJob(c); false && why != \"\" {"},
+	{"an adopted orphan is re-specced from the template", "orphan.go",
+		"d.apply(&ChildSpec{Name: c.Name, Color: c.Color, Spec: *c.Spec.DeepCopy(), Revision: c.Revision})",
+		"d.apply(d.desiredChild(c.Color, \"\"))"},
+}
+
+// plantedRun is the -run of the searches that must catch b: the orphan
+// exploration alone reaches the code of orphan.go.
+func plantedRun(b plantedBug) string {
+	if b.file == "orphan.go" {
+		return "^TestExploreOrphanedChildren$"
+	}
+	return "^(TestExploreEveryInterleaving|TestExploreTheSystem|TestRandomWalksWithFaults)$"
 }
 
 // TestPlantedBugsAreCaughtByTheExplorer is the gate: every planted bug
@@ -143,7 +162,7 @@ func runPlanted(t *testing.T, goTool, dir string, b plantedBug) (string, bool) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(goTool, "test", "-count=1", "-failfast", "-vet=off", "-overlay="+ov,
-		"-run", "^(TestExploreEveryInterleaving|TestExploreTheSystem|TestRandomWalksWithFaults)$", ".")
+		"-run", plantedRun(b), ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EXPLORE_FAULTS=1", "BG_SEED=", "EXPLORE_DEPTH=")
 	o, err := cmd.CombinedOutput()

@@ -161,7 +161,7 @@ func (k eventKind) by() string {
 
 var modelEvents = sync.OnceValue(func() map[string]mEvent {
 	out := map[string]mEvent{}
-	for _, e := range allEvents() {
+	for _, e := range concat(allEvents(), orphanEvents) {
 		out[e.name] = e
 	}
 	return out

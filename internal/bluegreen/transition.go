@@ -487,8 +487,8 @@ func (d *decider) notReady(kind transitionKind, t Color, tc *Child) {
 		return
 	}
 	d.setJob(v1alpha1.JobReconciling, "")
-	d.progressing("Progressing", "waiting for %s to become ready (abort at %s)", tc.Name,
-		d.st.AbortTimestamp.UTC().Format("2006-01-02T15:04:05Z"))
+	d.progressing("Progressing", "waiting for %s to become ready (abort at %s)%s", tc.Name,
+		d.st.AbortTimestamp.UTC().Format("2006-01-02T15:04:05Z"), tc.errorNote())
 	d.requeue(d.until(d.st.AbortTimestamp))
 }
 

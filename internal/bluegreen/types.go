@@ -70,6 +70,11 @@ type Child struct {
 	JobID string
 	// UpgradeSavepointPath is status.jobStatus.upgradeSavepointPath.
 	UpgradeSavepointPath string
+	// Error is status.error: why the Flink operator refused the spec (a
+	// validation error leaves observedGeneration behind) or failed the
+	// job, often the JSON of its exception. The adapter scrubs it;
+	// Decide quotes it short (see operatorError).
+	Error string
 	// Labels are metadata.labels; the adapter keeps the parent's on
 	// the children (Decide does not read them).
 	Labels map[string]string
@@ -79,6 +84,11 @@ type Child struct {
 	// the parent's name (being deleted, or left to the garbage
 	// collector). It holds nothing the parent may adopt or start from.
 	Foreign bool
+	// Unowned: the child has no owner at all: its parent was deleted with
+	// propagationPolicy Orphan (kubectl delete --cascade=orphan), or a
+	// person made it. The parent adopts it when it runs the parent's job
+	// (see notThisJob), and refuses it, leaving it as it is, otherwise.
+	Unowned bool
 	// Created is metadata.creationTimestamp.
 	Created time.Time
 	// UID and ResourceVersion are the adapter's preconditions: an action
@@ -133,10 +143,23 @@ func (c *Child) jobStopped() bool {
 
 func (c *Child) describe() string {
 	s := "lifecycle " + orDash(c.LifecycleState) + ", job " + orDash(c.JobState)
-	if !c.Observed() {
+	switch {
+	case c.Error != "":
+		s += ", Flink operator error: " + operatorError(c.Error)
+	case !c.Observed():
 		s += ", spec not yet observed by the Flink operator"
 	}
 	return s
+}
+
+// errorNote is "; Flink operator error: <status.error>" for a child the
+// operator reports an error for, "" otherwise: it is appended to what a
+// wait for the child says.
+func (c *Child) errorNote() string {
+	if c == nil || c.Error == "" {
+		return ""
+	}
+	return "; Flink operator error: " + operatorError(c.Error)
 }
 
 func orDash(s string) string {

@@ -202,6 +202,9 @@ func recordLastCompleted(s *SnapshotSpec) string {
 
 func (w *world) applyChild(cs *ChildSpec) {
 	c := w.children[cs.Color]
+	if c != nil {
+		c.Unowned = false // the adapter's apply sets the parent's owner reference
+	}
 	if c != nil && reflect.DeepEqual(c.Spec, cs.Spec) && c.Revision == cs.Revision {
 		return // server-side apply of the same object is a no-op
 	}

@@ -285,6 +285,7 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 	if in.Green, err = observeChild(ctx, reader, p, bluegreen.Green); err != nil {
 		return in, err
 	}
+	r.scrubChildErrors(p, in.Blue, in.Green)
 	if in.Snapshot, err = observeSnapshot(ctx, reader, p); err != nil {
 		return in, err
 	}
@@ -293,6 +294,18 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 	}
 	in.Window, err = r.window(ctx, p, in.Now)
 	return in, err
+}
+
+// scrubChildErrors scrubs the children's status.error of secret values
+// whole, before Decide quotes it shortened (a cut could leave part of a
+// value no scrubber recognises).
+func (r *FlinkBlueGreenReconciler) scrubChildErrors(p *v1alpha1.FlinkBlueGreenDeployment, children ...*bluegreen.Child) {
+	scrub := r.Redact.ForNamespace(p.Namespace)
+	for _, ch := range children {
+		if ch != nil && ch.Error != "" {
+			ch.Error = scrub.Scrub(ch.Error)
+		}
+	}
 }
 
 // window evaluates the rolloutWindows of the GitRepository that applied p.

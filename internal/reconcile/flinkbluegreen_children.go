@@ -138,17 +138,32 @@ func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGre
 	}
 	ours := metav1.IsControlledBy(u, p) || ownedBy(u, p)
 	foreign := !ours && (u.GetDeletionTimestamp() != nil || ownedByEarlier(u, p))
-	if !ours && !foreign {
+	other := otherOwner(u)
+	if !ours && !foreign && other != nil {
 		return nil, stalledFailure("", "ObservationFailed",
-			fmt.Errorf("FlinkDeployment %s exists and is not owned by FlinkBlueGreenDeployment %s: rename or delete it", name, p.Name))
+			fmt.Errorf("FlinkDeployment %s is owned by %s %s, not by FlinkBlueGreenDeployment %s: rename or delete it", name, other.Kind, other.Name, p.Name))
 	}
 	ch, err := childFrom(u, color)
 	if ch != nil {
 		// One being deleted, or of an earlier object of p's name, is
-		// waited for.
+		// waited for; one owned by nothing is adopted or refused.
 		ch.Foreign = foreign
+		ch.Unowned = !ours && !foreign
 	}
 	return ch, err
+}
+
+// otherOwner is the owner reference that makes u another object's child,
+// as controllerutil.SetControllerReference sees it: a controller's, or a
+// FlinkBlueGreenDeployment's (whose children carry no controller
+// reference, see ownerRef). Nil when there is none: u may be adopted.
+func otherOwner(u *unstructured.Unstructured) *metav1.OwnerReference {
+	for _, r := range u.GetOwnerReferences() {
+		if r.Kind == v1alpha1.FlinkBlueGreenDeploymentKind || r.Controller != nil && *r.Controller {
+			return &r
+		}
+	}
+	return nil
 }
 
 // ownedByEarlier reports a child of an earlier FlinkBlueGreenDeployment of
@@ -184,6 +199,7 @@ func childFrom(u *unstructured.Unstructured, color bluegreen.Color) (*bluegreen.
 	ch.JobState = str("status", "jobStatus", "state")
 	ch.JobID = str("status", "jobStatus", "jobId")
 	ch.UpgradeSavepointPath = str("status", "jobStatus", "upgradeSavepointPath")
+	ch.Error = str("status", "error")
 	return ch, nil
 }
 

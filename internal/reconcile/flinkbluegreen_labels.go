@@ -36,10 +36,11 @@ func childLabels(p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) ma
 // they were applied (a child is applied with them, see childObject). It
 // merges in what a child lacks or carries with another value, and
 // removes nothing: a label put on a child by hand stays. A child being
-// deleted, or an earlier object's, is left alone.
+// deleted, an earlier object's, or one owned by nothing (adopted first, or
+// refused), is left alone.
 func (r *FlinkBlueGreenReconciler) relabel(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input) error {
 	for _, ch := range []*bluegreen.Child{in.Blue, in.Green} {
-		if ch == nil || ch.Deleting || ch.Foreign {
+		if ch == nil || ch.Deleting || ch.Foreign || ch.Unowned {
 			continue
 		}
 		missing := map[string]any{}

@@ -31,6 +31,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -244,4 +245,17 @@ func (s *secretReads) Get(ctx context.Context, key client.ObjectKey, obj client.
 		s.n.Add(1)
 	}
 	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestChildErrorsAreScrubbedWhole: a child's status.error is scrubbed
+// before Decide shortens it, so a secret value the cut would split is
+// still found and replaced.
+func TestChildErrorsAreScrubbedWhole(t *testing.T) {
+	ns, credential, _, reg := secretFixture(t)
+	r := &FlinkBlueGreenReconciler{Redact: reg}
+	p := &v1alpha1.FlinkBlueGreenDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "job"}}
+	ch := &bluegreen.Child{Error: strings.Repeat("x", 190) + " password " + credential}
+	r.scrubChildErrors(p, ch, nil)
+	assert.NotContains(t, ch.Error, credential)
+	assert.Contains(t, ch.Error, "password ***")
 }

@@ -105,6 +105,7 @@ func (s *Simulator) deploy(ctx context.Context, d deployment) (reconcile.Result,
 	}
 	s.lineage.stopJob(oldJob, Stop{At: s.now(), Reason: reason, Revision: d.revision()})
 	d.setStatus(d.GetGeneration(), "observedGeneration")
+	unstructured.RemoveNestedField(d.Object, "status", "error") // an accepted spec clears a refusal
 	if d.suspended() {
 		// A suspended job has no JobManager, so no REST Service.
 		if err := s.deleteRestService(ctx, d); err != nil {

@@ -55,6 +55,13 @@ const (
 	// operator can be "off" while the others' run. Options.
 	// SnapshotControllerOff turns it off for every job.
 	FaultSnapshotControllerOff = "bggitops.dev/simulate-snapshot-controller-off"
+	// FaultSpecError (a message): the operator refuses the spec, as its
+	// validation does (FlinkDeploymentController → ReconciliationUtils.
+	// applyValidationErrorAndResetSpec): status.error holds the JSON of a
+	// ValidationException with the message, observedGeneration stays
+	// behind, and a FlinkDeployment never deployed is FAILED; one that runs
+	// goes on running its last accepted spec.
+	FaultSpecError = "bggitops.dev/simulate-spec-error"
 	// StartDelay (a Go duration) overrides the simulator's start-up delay.
 	StartDelay = "bggitops.dev/simulate-start-delay"
 )

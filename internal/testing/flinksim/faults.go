@@ -8,6 +8,7 @@ package flinksim
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,9 @@ import (
 func (s *Simulator) observe(ctx context.Context, d deployment) (reconcile.Result, error) {
 	if wait := s.observeWait(d); wait > 0 {
 		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	if msg := configValue(d.Unstructured, FaultSpecError); msg != "" {
+		return reconcile.Result{}, s.refuse(ctx, d, msg)
 	}
 	res, err := s.deploy(ctx, d)
 	if err == nil {
@@ -51,6 +55,24 @@ func (s *Simulator) observeWait(d deployment) time.Duration {
 		s.seen[key] = seen
 	}
 	return seen.at.Add(delay).Sub(s.now())
+}
+
+// refuse reports a spec the operator's validation refused (see
+// FaultSpecError).
+func (s *Simulator) refuse(ctx context.Context, d deployment, msg string) error {
+	e, err := json.Marshal(map[string]any{"type": "org.apache.flink.kubernetes.operator.exception.ValidationException",
+		"message": msg, "additionalMetadata": map[string]any{}, "throwableList": []any{}})
+	if err != nil {
+		return err
+	}
+	if d.str("status", "error") == string(e) {
+		return nil
+	}
+	d.setStatus(string(e), "error")
+	if d.str("status", "jobStatus", "jobId") == "" {
+		d.setStatus("FAILED", "lifecycleState")
+	}
+	return s.client.Status().Update(ctx, d.Unstructured)
 }
 
 func (s *Simulator) forgetSeen(d deployment) {

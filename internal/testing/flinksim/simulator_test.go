@@ -179,6 +179,17 @@ spec: {jobReference: {kind: FlinkDeployment, name: spfail}, savepoint: {}}`)
 	assert.Equal(t, "simulated savepoint failure", field(t, snap, "status", "error")())
 }
 
+// TestSpecErrorFault: a refused spec gets the operator's status.error
+// (the JSON of a ValidationException) and is never observed; a first
+// deployment is FAILED.
+func TestSpecErrorFault(t *testing.T) {
+	fd := create(t, fmt.Sprintf(job, "refused", `"bggitops.dev/simulate-spec-error": "Forbidden Flink config key: x"`, ""))
+	eventually(t, field(t, fd, "status", "lifecycleState"), "FAILED")
+	assert.JSONEq(t, `{"type":"org.apache.flink.kubernetes.operator.exception.ValidationException",`+
+		`"message":"Forbidden Flink config key: x","additionalMetadata":{},"throwableList":[]}`, field(t, fd, "status", "error")())
+	assert.Equal(t, "0", generation(t, fd)(), "a refused spec is not observed")
+}
+
 func TestSuspendAndDeletionFinalizer(t *testing.T) {
 	ctx := context.Background()
 	fd := create(t, fmt.Sprintf(job, "suspendme", `a: b`, ""))
