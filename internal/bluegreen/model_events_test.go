@@ -361,7 +361,13 @@ var userEvents = concat([]mEvent{
 		m.AltHolder = m.stillRunningSource()
 		return true, nil
 	}},
-	{"rollout window closes/opens (toggle)", func(m *model) (bool, error) { m.Closed = !m.Closed; return true, nil }},
+	{"rollout window closes/opens (toggle)", func(m *model) (bool, error) {
+		m.Closed, m.OpenSpec = !m.Closed, nil
+		if m.Closed {
+			m.OpenSpec = m.P.Spec.Template.Spec.DeepCopy()
+		}
+		return true, nil
+	}},
 	{"webhook denies savepoints (toggle)", func(m *model) (bool, error) { m.DenySnap = !m.DenySnap; return true, nil }},
 	{"RBAC forbids deletes (toggle)", func(m *model) (bool, error) { m.DenyDel = !m.DenyDel; return true, nil }},
 },

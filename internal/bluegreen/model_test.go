@@ -57,6 +57,8 @@ type model struct {
 	DenyDel  bool   // RBAC forbids deleting FlinkDeployments
 	RejKey   string // the request whose rejection is recorded in status
 	Closed   bool   // the rollout window is closed
+	// OpenSpec is the template as it was when the window closed.
+	OpenSpec *v1alpha1.FlinkDeploymentSpec
 	T        mTimers
 	Failing  bool   // every request for a child or a savepoint fails with an error retrying may fix
 	Held     *mHeld // a stalled replica's decision, its requests still to land
@@ -268,7 +270,7 @@ func (m *model) key() uint64 {
 	}{st, m.P.Generation, m.P.Annotations, m.P.Spec.Template.Spec.UpgradeModeOrDefault() + m.P.Spec.Template.Spec.JobStateOrDefault() + m.P.Spec.Template.Spec.Image,
 		m.C, m.Snaps, m.Runs, m.Paths, m.PathsSeen, int(m.Now.Sub(t0) / time.Millisecond), m.Holder, m.DenySnap, m.DenyDel, m.RejKey,
 		m.T, underWay, m.Closed, m.Failing, m.Held, m.AltHolder, m.LastFailed, m.FailedAct,
-		fmt.Sprint(m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp, m.P.Finalizers, m.P.Spec.Template.Spec.Job.JarURI)})
+		fmt.Sprint(openImage(m.OpenSpec), m.Gone, m.Fresh, m.P.Name, m.P.DeletionTimestamp, m.P.Finalizers, m.P.Spec.Template.Spec.Job.JarURI)})
 	h := fnv.New64a()
 	_, _ = h.Write(b)
 	return h.Sum64()
@@ -1149,6 +1151,45 @@ func alreadyRuns(in Input, st *v1alpha1.FlinkBlueGreenDeploymentStatus, target C
 	return st.BlueGreenState.Transitioning() && c != nil && !c.Deleting && !c.suspendedSpec()
 }
 
+// checkClosedWindow: while the rollout window is closed, a colour beside
+// the active one is only ever applied running with the template as it
+// was when the window closed: a commit that lands after it closed starts
+// no new colour and re-specs none. Judged when the decision is taken.
+func (m *model) checkClosedWindow(in Input, d Decision) error {
+	before, after := in.Parent.Status.ActiveDeployment, d.Status.ActiveDeployment
+	if in.Window.Open || m.OpenSpec == nil || before == "" {
+		return nil
+	}
+	for _, a := range d.Actions {
+		cs := a.Child
+		if a.Type != ApplyChild || cs.Name == before || cs.Name == after || cs.Spec.Suspended() || sameTemplate(m.OpenSpec, &cs.Spec) {
+			continue
+		}
+		return fmt.Errorf("%s applied with a spec committed after the rollout window closed (%s, not %s)", cs.Name, cs.Spec.Image, m.OpenSpec.Image)
+	}
+	return nil
+}
+
+// sameTemplate compares two child specs but for what the controller sets
+// itself: the savepoint path, the job state and the colour's ingress.
+func sameTemplate(a, b *v1alpha1.FlinkDeploymentSpec) bool {
+	x, y := a.DeepCopy(), b.DeepCopy()
+	for _, s := range []*v1alpha1.FlinkDeploymentSpec{x, y} {
+		s.Ingress = nil
+		if s.Job != nil {
+			s.Job.InitialSavepointPath, s.Job.State = "", ""
+		}
+	}
+	return equalSpec(x, y)
+}
+
+func openImage(s *v1alpha1.FlinkDeploymentSpec) string {
+	if s == nil {
+		return ""
+	}
+	return s.Image + s.UpgradeModeOrDefault()
+}
+
 // checkRolloutKind: a rollout begun from ACTIVE_X is the kind Plan gives
 // for the change from what Git set on X (the spec bg-gitops last applied
 // to it) to the spec: a field another field manager changed (an HPA
@@ -1205,6 +1246,9 @@ func (m *model) checkRespec(a Action, d Decision) error {
 // checkDecision: every failure is visible (a Warning event, Ready False
 // with a reason), and at most one child per colour is asked for.
 func (m *model) checkDecision(in Input, d Decision) error {
+	if err := m.checkClosedWindow(in, d); err != nil {
+		return err
+	}
 	st, prev := &d.Status, &in.Parent.Status
 	if st.JobStatus.State == v1alpha1.JobFailing && st.Error != prev.Error {
 		warned := false

@@ -84,6 +84,9 @@ var plantedBugs = []plantedBug{
 	{"a commit during a stateful transition restarts the new colour from the first commit's savepoint", "transition.go",
 		"return sp != nil && sp.Name != d.snapshotName(a) && sp.Name != d.freshName(a)",
 		"return sp != nil && false"},
+	{"a commit after the rollout window closed re-specs the new colour", "transition.go",
+		"d.backToOldColour(t, tc, oc)\n\t\treturn true\n\t}\n\tif tc == nil || tc.Deleting {",
+		"\n\t}\n\tif tc == nil || tc.Deleting {"},
 	// The state lifecycle: deletion and re-creation.
 	{"a re-created object's first job ignores the state record of its name", "lifecycle.go",
 		"of, r := RecordOf(d.p), d.in.Record",

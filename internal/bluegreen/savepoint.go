@@ -250,6 +250,10 @@ func (d *decider) savepointDone(x Color, a *Child, snap *Snapshot, deadline *met
 		d.agedSavepoint(x, a, snap.Name)
 		return
 	}
+	if d.closedToNewColour(a) {
+		d.closedBeforeStart(x, a)
+		return
+	}
 	switch diff.Type {
 	case DiffTransition:
 		d.startNewColour(x.Other(), path, diff)
@@ -290,6 +294,17 @@ func (d *decider) agedSavepoint(x Color, a *Child, name string) {
 // status write asks for the same one again, and one that ages too is not
 // replaced.
 func (d *decider) freshName(a *Child) string { return d.snapshotName(a, "fresh") }
+
+// closedBeforeStart: the spec changed after the rollout window closed,
+// while the savepoint was taken. No new colour starts for a commit that
+// landed outside the window: the rollout under way ends superseded before
+// it started one, X stays active, and the commit waits for the window.
+func (d *decider) closedBeforeStart(x Color, a *Child) {
+	d.end(v1alpha1.RolloutSuperseded, d.closedMessage())
+	d.st.BlueGreenState = activeState(x)
+	d.settle(a)
+	d.active(x)
+}
 
 // refreshSavepoint: the savepoint completed, but the new colour would
 // start from it after the savepoint timeout (the controller was down or

@@ -96,6 +96,17 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 		d.restartWithSavepoint(t, tc, oc)
 		return true
 	}
+	if kind == kindBlueGreen && d.closedToNewColour(oc) {
+		// The transition goes on with the spec it started with; the
+		// commit waits for the window once it has ended (active).
+		return false
+	}
+	if kind == kindBlueGreen && !d.in.Window.Open && oc != nil && !oc.Deleting {
+		// A revert, or what can be patched in place, committed after the
+		// window closed: T is not re-specced; the old colour stays.
+		d.backToOldColour(t, tc, oc)
+		return true
+	}
 	if tc == nil || tc.Deleting {
 		return false
 	}
@@ -364,6 +375,10 @@ func (d *decider) targetMissing(kind transitionKind, t Color, tc *Child) {
 		d.progressing("Progressing", "waiting for %s to run again: %s starts from a fresh savepoint of it, not from %s, taken before the spec changed",
 			d.childName(t.Other()), d.childName(t), d.st.Savepoint.Name)
 		d.requeue(min(d.t.interval, d.until(d.st.AbortTimestamp)))
+		return
+	}
+	if oc := d.child(t.Other()); tc == nil && kind == kindBlueGreen && d.closedToNewColour(oc) {
+		d.endTransitionFor(t, tc, d.closedMessage())
 		return
 	}
 	if tc == nil {

@@ -127,3 +127,16 @@ func (w window) span(start time.Time) string {
 	s, e := start.In(w.loc), start.Add(w.dur).In(w.loc)
 	return s.Format("15:04") + "–" + e.Format("15:04") + " " + w.zone
 }
+
+// closedToNewColour reports a spec committed after the rollout window
+// closed (not yet handled) that needs a new colour beside oc, the colour
+// that runs: no new colour starts, nor is re-specced, for it until the
+// window opens. The transition under way goes on with the spec it
+// started with, or ends before it started one (closedMessage).
+func (d *decider) closedToNewColour(oc *Child) bool {
+	return !d.in.Window.Open && d.specPending() && oc != nil && !oc.Deleting && d.needsNewColour(oc)
+}
+
+func (d *decider) closedMessage() string {
+	return "superseded by " + revOr(d.revision()) + ", committed after the rollout window closed: no new colour starts until it opens"
+}
