@@ -62,10 +62,15 @@ func (d *decider) record(update func(r *v1alpha1.RolloutRecord)) {
 	}
 }
 
-// end ends the rollout under way, if any, with outcome and reason.
+// end ends the rollout under way, if any, with outcome and reason. A
+// replica whose clock runs behind the one that began it never records it
+// finished before it started.
 func (d *decider) end(outcome v1alpha1.RolloutOutcome, reason string) {
 	d.record(func(r *v1alpha1.RolloutRecord) {
 		r.Outcome, r.Reason, r.FinishedAt = outcome, reason, d.ts(d.now)
+		if r.FinishedAt.Before(&r.StartedAt) {
+			r.FinishedAt = r.StartedAt.DeepCopy()
+		}
 	})
 }
 

@@ -343,3 +343,20 @@ func TestHistoryOfASpecChangedDuringATransitionWhoseStatusWriteIsLost(t *testing
 		}
 	}
 }
+
+// A rollout begun by a replica whose clock runs ahead and ended by one
+// whose clock is right never finishes before it started.
+func TestHistoryNeverFinishesBeforeItStarted(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	ahead := w.now
+	w.now = w.now.Add(30 * time.Second) // the replica ahead
+	newImage(w, "flink:1.20.1", r2)
+	w.step()
+	w.now = ahead // the next reconcile runs on a replica whose clock is right
+	w.annotate(v1alpha1.AbortRequestedAtAnnotation, "a1")
+	w.step()
+	r := w.newest()
+	if r.FinishedAt == nil || r.FinishedAt.Before(&r.StartedAt) {
+		w.fatalf("rollout %s started %v, finished %v", r.Revision, r.StartedAt, r.FinishedAt)
+	}
+}
