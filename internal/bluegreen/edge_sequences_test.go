@@ -439,12 +439,7 @@ func lostSuspendThenRevert(t *testing.T, midRestart bool) {
 	}
 	resume(w, "main@sha1:r5")
 	for i := 0; i < 60; i++ {
-		g := w.mustChild(Green)
-		if g.suspendedSpec() && g.LifecycleState != LifecycleSuspended {
-			w.suspendDone(Green)
-		} else if !g.suspendedSpec() && !g.Ready() {
-			w.ready(Green)
-		}
+		w.follow(Green)
 		w.step()
 		w.advance(15 * time.Second)
 	}
@@ -472,12 +467,7 @@ func TestLostResumeWriteThenRevertSuspendsTheJob(t *testing.T) {
 	}
 	suspend(w, "main@sha1:r6")
 	for i := 0; i < 20; i++ {
-		g := w.mustChild(Green)
-		if g.suspendedSpec() && g.LifecycleState != LifecycleSuspended {
-			w.suspendDone(Green)
-		} else if !g.suspendedSpec() && !g.Ready() {
-			w.ready(Green)
-		}
+		w.follow(Green)
 		w.step()
 		w.advance(15 * time.Second)
 	}
@@ -536,12 +526,7 @@ func TestEditsDuringTheDeletionDelayEndWithOneColour(t *testing.T) {
 						w.gone()
 					}
 					st := w.status()
-					var live []string
-					for _, c := range []Color{Blue, Green} {
-						if ch := w.children[c]; ch != nil && !ch.suspendedSpec() {
-							live = append(live, ch.Name)
-						}
-					}
+					live := w.liveChildren()
 					want := 1
 					if name == "suspend" {
 						want = 0
@@ -600,12 +585,7 @@ func TestEventsAfterALostStatelessStartEndWithOneColour(t *testing.T) {
 						w.gone()
 					}
 					st := w.status()
-					var live []string
-					for _, c := range []Color{Blue, Green} {
-						if ch := w.children[c]; ch != nil && !ch.suspendedSpec() && !ch.Deleting {
-							live = append(live, ch.Name)
-						}
-					}
+					live := w.liveChildren()
 					if len(live) > 1 {
 						w.fatalf("%s at=%d up=%d kill=%d: %v run at the end, status %s/%s, error %q", name, at, up, kill, live,
 							st.BlueGreenState, st.JobStatus.State, st.Error)
@@ -710,4 +690,30 @@ func TestLostStatelessStartThenANoOpCommitKeepsTheNewColour(t *testing.T) {
 	if w.deleting(d, "orders-green") {
 		w.fatalf("green, running r3's spec, deleted: %s", describeActions(d.Actions))
 	}
+}
+
+// follow plays the Flink operator for colour c: a suspended spec stops
+// the job, a running one comes up.
+func (w *world) follow(c Color) {
+	ch := w.children[c]
+	if ch == nil || ch.Deleting {
+		return
+	}
+	if ch.suspendedSpec() && ch.LifecycleState != LifecycleSuspended {
+		w.suspendDone(c)
+	} else if !ch.suspendedSpec() && !ch.Ready() {
+		w.ready(c)
+	}
+}
+
+// liveChildren names the children whose spec runs a job: neither
+// suspended nor being deleted.
+func (w *world) liveChildren() []string {
+	var live []string
+	for _, c := range []Color{Blue, Green} {
+		if ch := w.children[c]; ch != nil && !ch.suspendedSpec() && !ch.Deleting {
+			live = append(live, ch.Name)
+		}
+	}
+	return live
 }
