@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/testing/flinksim"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
@@ -244,6 +245,8 @@ func (e *Env) startController(o Options) error {
 		// The platform repository applies the job's Namespace and objects
 		// (examples/repo-layout): its namespace may write cluster-wide.
 		Tenancy: reconcile.Tenancy{ClusterWideNamespaces: []string{SourceNamespace}},
+		// As bg-gitops controller's --keep-snapshots.
+		KeepSnapshots: bluegreen.DefaultKeepSnapshots,
 	}); err != nil {
 		return fmt.Errorf("controllers: %w", err)
 	}
