@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -60,5 +61,46 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newGetCommand())
 	root.AddCommand(newCheckCommand(), newCreateCommand())
 	root.AddCommand(devCommands()...)
+	for _, c := range root.Commands() {
+		requireSubcommands(c)
+	}
 	return root
+}
+
+// kindHints are what a user may type for a kind, for "did you mean".
+var kindHints = map[string][]string{
+	gitRepositoryKind.name: {"gr", "repo", "gitrepo", "repository", "source"},
+	fbgdKind.name:          {"fbg", "bluegreen", "flinkbluegreen", "fd", "flinkdeployment"},
+}
+
+// requireSubcommands makes every command under c that only groups
+// subcommands (`get`, `suspend`, `create secret`, ...) fail with exit 2
+// when its subcommand (a kind) is missing or unknown, naming the ones it
+// takes, instead of printing its help and exiting 0: a script with a
+// typo does not "succeed".
+func requireSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+				s.SuggestFor = append(s.SuggestFor, kindHints[s.Name()]...)
+			}
+		}
+		msg := fmt.Sprintf("%s needs one of: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		if len(args) > 0 {
+			msg = fmt.Sprintf("%s: unknown %q; %s", cmd.CommandPath(), args[0], msg)
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+		}
+		return &exitError{code: 2, err: errors.New(msg + " (see --help)")}
+	}
 }

@@ -165,7 +165,7 @@ func set(key string) func(string) map[string]*string {
 func newRequestCommands() []*cobra.Command {
 	suspended := "true"
 	reconcile := &request{verb: "reconcile", short: "Fetch, render and apply now", kind: gitRepositoryKind,
-		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked, check: waitWhileSuspended}
+		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked, check: notWhileSuspended}
 	suspend := &request{verb: "suspend", short: "Stop fetching and applying (annotation " + v1alpha1.SuspendAnnotation + ")",
 		kind: gitRepositoryKind,
 		annotations: func(string) map[string]*string {

@@ -30,26 +30,37 @@ const exitCannotAct = 2
 // it; nil when it can.
 type precheck func(obj client.Object, wait bool) error
 
-// waitWhileSuspended refuses `reconcile --wait` on a suspended
-// GitRepository: it would wait for its whole timeout.
-func waitWhileSuspended(obj client.Object, wait bool) error {
+// notWhileSuspended refuses `reconcile` on a GitRepository that
+// spec.suspend keeps suspended: nothing the command line does lifts it,
+// so the request would never be handled. Suspended by `bg-gitops
+// suspend`, the request waits for the resume, and only --wait (which
+// would wait its whole timeout) is refused, naming the resume.
+func notWhileSuspended(obj client.Object, wait bool) error {
 	gr := obj.(*v1alpha1.GitRepository)
-	if !wait || !gr.IsSuspended() {
-		return nil
+	switch {
+	case gr.Spec.Suspend:
+		return specSuspended(gr, "reconcile")
+	case wait && gr.IsSuspended():
+		return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s is suspended: it is neither fetched nor applied until `bg-gitops resume gitrepository %s -n %s`",
+			gr.Namespace, gr.Name, gr.Name, gr.Namespace)}
 	}
-	return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s is suspended: it is neither fetched nor applied until `bg-gitops resume gitrepository %s -n %s`",
-		gr.Namespace, gr.Name, gr.Name, gr.Namespace)}
+	return nil
 }
 
-// resumeOverriddenBySpec refuses `resume --wait` when spec.suspend (which
-// resume does not change: it is Git's) keeps the GitRepository suspended.
+// resumeOverriddenBySpec refuses `resume` when spec.suspend (which resume
+// does not change: it is Git's) keeps the GitRepository suspended. With
+// the suspend annotation also set, a plain resume still removes it.
 func resumeOverriddenBySpec(obj client.Object, wait bool) error {
 	gr := obj.(*v1alpha1.GitRepository)
-	if !wait || !gr.Spec.Suspend {
+	if !gr.Spec.Suspend || !wait && gr.Annotations[v1alpha1.SuspendAnnotation] != "" {
 		return nil
 	}
-	return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s has spec.suspend: true, which resume does not change: set it to false where the object is defined",
-		gr.Namespace, gr.Name)}
+	return specSuspended(gr, "resume")
+}
+
+func specSuspended(gr *v1alpha1.GitRepository, verb string) error {
+	return &exitError{code: exitCannotAct, err: fmt.Errorf("gitrepository %s/%s has spec.suspend: true, which %s does not change: set it to false in Git, where the object is defined",
+		gr.Namespace, gr.Name, verb)}
 }
 
 // fbgdCanAct refuses promote, abort and retry when the state leaves

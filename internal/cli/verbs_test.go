@@ -249,10 +249,10 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	assert.Contains(t, res.stderr, "nothing to abort: fbgd "+ns+"/job is ACTIVE_BLUE, job FAILING; there is no transition in progress")
 }
 
-// TestWaitOnASuspendedGitRepositoryFailsAtOnce: reconcile --wait on a
+// TestVerbsOnASuspendedGitRepositorySayWhyAtOnce: reconcile --wait on a
 // suspended GitRepository, and resume --wait while spec.suspend is true,
 // would wait for their whole timeout: they fail at once, saying why.
-func TestWaitOnASuspendedGitRepositoryFailsAtOnce(t *testing.T) {
+func TestVerbsOnASuspendedGitRepositorySayWhyAtOnce(t *testing.T) {
 	env := cluster(t)
 	ns := newNamespace(t, env)
 	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "jobs", Namespace: ns,
@@ -272,6 +272,20 @@ func TestWaitOnASuspendedGitRepositoryFailsAtOnce(t *testing.T) {
 	res = runCLI(t, append([]string{"resume", "gitrepository", "jobs", "--wait", "--timeout", "5m"}, kc...)...)
 	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.Contains(t, res.stderr, "spec.suspend: true")
+
+	// Without --wait too, a verb spec.suspend leaves nothing to do for
+	// says so at once, naming the field to change in Git, and asks
+	// nothing. A plain resume still removes the suspend annotation.
+	res = runCLI(t, append([]string{"reconcile", "gitrepository", "jobs"}, kc...)...)
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "has spec.suspend: true, which reconcile does not change: set it to false in Git")
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(gr), gr))
+	assert.NotContains(t, gr.Annotations, v1alpha1.ReconcileRequestedAtAnnotation, "nothing was requested")
+	res = runCLI(t, append([]string{"resume", "gitrepository", "jobs"}, kc...)...)
+	assert.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	res = runCLI(t, append([]string{"resume", "gitrepository", "jobs"}, kc...)...)
+	assert.Equal(t, 2, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stderr, "which resume does not change: set it to false in Git")
 }
 
 // TestAbortWaitFailsWhenTheTransitionFinishedFirst: `abort --wait` races
