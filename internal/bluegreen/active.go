@@ -185,8 +185,8 @@ func (d *decider) stopOther(x Color) {
 // write: the transition had begun, so neither a rollout window that has
 // closed since nor an active job that stopped being ready holds it back.
 func (d *decider) startedNewColour(a, y *Child) bool {
-	if a == nil || y == nil || y.Deleting || y.Foreign || y.suspendedSpec() || !d.specPending() {
-		return false
+	if a == nil || y == nil || y.Deleting || y.Foreign || y.suspendedSpec() || !d.specPending() || d.cutOverFrom(y.Name, a.Name) {
+		return false // the colour the last cut-over left is not a new one
 	}
 	switch rollout, _ := Plan(d.baseOf(a), d.spec); rollout {
 	case RolloutBlueGreenStateless, RolloutSavepointRedeploy:
@@ -367,6 +367,11 @@ func (d *decider) takeOver(gone string, y *Child) {
 	d.resetMarkers()
 	d.st.BlueGreenState, d.st.ActiveDeployment = activeState(y.Color), y.Name
 	d.event(false, "CutOver", "%s is gone while %s runs: %s is now the active deployment", gone, y.Name, y.Name)
+	if Classify(d.baseOf(y), d.spec).Type != DiffIgnore {
+		// y does not run the spec Git says (the colour a cut-over left,
+		// its delete lost): that spec is rolled out again from y.
+		d.last = nil
+	}
 	d.active(y.Color)
 }
 

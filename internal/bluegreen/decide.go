@@ -268,12 +268,17 @@ func (d *decider) acts(match func(Action) bool) bool {
 // template.spec replaced by the child's, the template's
 // initialSavepointPath (see withSavepointPath), and the ingress without
 // the colour's prefix, which desiredChild added and no spec change asks.
-// Fields another field manager overrode read as the template has them.
+// Fields another field manager overrode read as Git last set them (the
+// last reconciled spec), so a commit that changes one still rolls out.
 func (d *decider) baseOf(c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
 	base := d.spec.DeepCopy()
 	base.Template.Spec = *c.Spec.DeepCopy()
 	if len(c.Overridden) > 0 {
-		base.Template.Spec = gitSet(&c.Spec, &d.spec.Template.Spec, c.Overridden)
+		set := d.spec
+		if d.last != nil {
+			set = d.last
+		}
+		base.Template.Spec = gitSet(&c.Spec, &set.Template.Spec, c.Overridden)
 	}
 	base.Template.Spec.Ingress = childTemplateIngress(c.Spec.Ingress, d.spec.Template.Spec.Ingress, c.Color)
 	return withSavepointPath(base, d.spec)

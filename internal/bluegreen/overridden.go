@@ -14,15 +14,19 @@ import (
 )
 
 // gitSet is the child's spec with the overridden fields (see
-// Child.Overridden) as the template has them, absent where the template
-// does not set them: what Git set on the child.
+// Child.Overridden) as tpl, the spec Git last set, has them, absent where
+// it does not set them. The job state is always the child's own: whether
+// it runs decides how any change rolls out (a job suspended by hand takes
+// it in place, and resumes).
 func gitSet(child, tpl *v1alpha1.FlinkDeploymentSpec, overridden []string) v1alpha1.FlinkDeploymentSpec {
 	c, t := specMap(child), specMap(tpl)
 	if c == nil || t == nil {
 		return *child.DeepCopy()
 	}
 	for _, p := range overridden {
-		copyPath(c, t, p)
+		if p != "job.state" {
+			copyPath(c, t, p)
+		}
 	}
 	var out v1alpha1.FlinkDeploymentSpec
 	b, err := json.Marshal(c)

@@ -82,6 +82,12 @@ func restoredPaths(children []*Child) map[string]bool {
 	return in
 }
 
-// savepointPath is a path as a child names it: a snapshot's status.path
-// without Flink's "file:" (see savepointDone).
-func savepointPath(p string) string { return strings.TrimPrefix(p, "file:") }
+// savepointPath is a local path without its "file:" scheme, in either of
+// the spellings Flink accepts ("file:/sp/x", "file:///sp/x"), so that a
+// snapshot's status.path and a child's initialSavepointPath compare.
+func savepointPath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
+		return rest
+	}
+	return strings.TrimPrefix(p, "file:")
+}

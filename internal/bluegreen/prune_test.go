@@ -37,7 +37,7 @@ func TestOnlyFinishedSnapshotsNoJobUsesArePrunedBeyondTheNewestKept(t *testing.T
 		snap("s10", SnapshotCompleted, -1), // the template restores from it
 	}
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
-	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{InitialSavepointPath: "/sp/s10"}
+	p.Spec.Template.Spec.Job = &v1alpha1.JobSpec{InitialSavepointPath: "file:///sp/s10"} // Flink's other spelling
 	names := func(ss []OwnSnapshot) []string {
 		var n []string
 		for _, s := range ss {
