@@ -198,12 +198,25 @@ func fbgdRequest(verb, short, annotation string) *request {
 				v1alpha1.AbortRequestedAtAnnotation:   st.LastHandledAbortAt,
 				v1alpha1.RetryRequestedAtAnnotation:   st.LastHandledRetryAt,
 			}
-			return handled[annotation] == token
+			return handledSince(handled[annotation], token)
 		}}
 }
 
 func gitRepositoryAcked(obj client.Object, token string) bool {
-	return obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt == token
+	return handledSince(obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt, token)
+}
+
+// handledSince reports whether handled, the last request the controller
+// handled, is token or a request made at or after it: a push webhook or
+// another person's request that replaced ours in the annotation did what
+// ours asked. Values that are not times compare as they are.
+func handledSince(handled, token string) bool {
+	if handled == token {
+		return true
+	}
+	h, err1 := time.Parse(time.RFC3339Nano, handled)
+	t, err2 := time.Parse(time.RFC3339Nano, token)
+	return err1 == nil && err2 == nil && !h.Before(t)
 }
 
 // requestWait follows one request until the controller acknowledges it

@@ -228,9 +228,16 @@ func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h ht
 	return ev, nil
 }
 
+// requestReconcile asks for a reconcile now, unless a request is already
+// pending: overwriting one not yet handled (a `bg-gitops reconcile
+// --wait` waiting for it) would erase it, and the pending one fetches the
+// pushed commit as well.
 func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	patch := client.MergeFrom(gr.DeepCopy())
 	ann := gr.GetAnnotations()
+	if v := ann[v1alpha1.ReconcileRequestedAtAnnotation]; v != "" && v != gr.Status.LastHandledReconcileAt {
+		return nil
+	}
+	patch := client.MergeFrom(gr.DeepCopy())
 	if ann == nil {
 		ann = map[string]string{}
 	}

@@ -334,3 +334,33 @@ func (f *hookFixture) doBody(t *testing.T, r hookRequest) (int, string) {
 	require.NoError(t, err)
 	return resp.StatusCode, string(b)
 }
+
+// A push while a request is pending (a `bg-gitops reconcile --wait` the
+// controller has not handled yet) leaves that request as it is: it
+// fetches the pushed commit as well, and the command waiting for it is
+// not left waiting for a request that was erased. Once it is handled, the
+// next push asks again.
+func TestReceiverKeepsAPendingRequest(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	ctx := context.Background()
+	const pending = "2026-01-02T03:04:05.123456789Z"
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.ReconcileRequestedAtAnnotation + `":"` + pending + `"}}}`)
+	require.NoError(t, f.c.Patch(ctx, f.gr.DeepCopy(), client.RawPatch("application/merge-patch+json", patch)))
+	push := func(n int) {
+		body := fmt.Sprintf(`{"ref":"refs/heads/main","after":"%s","n":%d}`, sha, n)
+		code, status := f.do(t, hookRequest{"POST", f.path, headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body)), body})
+		require.Equal(t, 200, code, status)
+	}
+	push(1)
+	assert.Equal(t, pending, f.annotation(t), "the pending request is kept")
+
+	var gr v1alpha1.GitRepository
+	require.NoError(t, f.c.Get(ctx, client.ObjectKeyFromObject(f.gr), &gr))
+	gr.Status.LastHandledReconcileAt = pending
+	require.NoError(t, f.c.Status().Update(ctx, &gr))
+	push(2)
+	got := f.annotation(t)
+	at, err := time.Parse(time.RFC3339Nano, got)
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), at, time.Minute, "once handled, a push asks again")
+}
