@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -77,6 +80,7 @@ func runDiff(cmd *cobra.Command, f *diffFlags) error {
 		return err
 	}
 	report.Path = f.path
+	warnUncommitted(cmd.ErrOrStderr(), f.repo, f.path)
 	if err := write(report); err != nil {
 		return err
 	}
@@ -127,4 +131,33 @@ func writerFor(format string, w io.Writer) (func(*review.Report) error, error) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// warnUncommitted says, on stderr, when the working tree of repo has
+// changes under path that are not committed: diff compares commits, and
+// a reviewer would otherwise take the edits for compared. A bare
+// repository, or one go-git cannot read the status of, says nothing.
+func warnUncommitted(w io.Writer, repo, path string) {
+	r, err := git.PlainOpenWithOptions(repo, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return
+	}
+	wt, err := r.Worktree()
+	if err != nil {
+		return
+	}
+	st, err := wt.Status()
+	if err != nil {
+		return
+	}
+	prefix := strings.Trim(filepath.ToSlash(path), "/") + "/"
+	var n int
+	for file, s := range st {
+		if strings.HasPrefix(file, prefix) && (s.Worktree != git.Unmodified || s.Staging != git.Unmodified) {
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "warning: %d file(s) under %s have uncommitted changes; diff compares commits, not the working tree\n", n, path)
+	}
 }

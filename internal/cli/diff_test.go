@@ -112,3 +112,19 @@ func TestDiffBadInputExitsTwo(t *testing.T) {
 		})
 	}
 }
+
+// Edits not committed under the path are not compared: diff says so on
+// stderr (the report stays that of the commits), and says nothing of
+// edits elsewhere in the working tree.
+func TestDiffWarnsOfUncommittedChangesUnderThePath(t *testing.T) {
+	r := newPRRepo(t)
+	r.write("README.md", "elsewhere\n")
+	res := runCLI(t, "diff", "--repo", r.dir, "--base", "main", "--head", "main", "--path", prPath)
+	assert.Equal(t, 0, res.code, res.stderr)
+	assert.NotContains(t, res.stderr, "uncommitted")
+
+	r.write(prPath+"/extra.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	res = runCLI(t, "diff", "--repo", r.dir, "--base", "main", "--head", "main", "--path", prPath)
+	assert.Equal(t, 0, res.code, "the commits are compared: no change")
+	assert.Contains(t, res.stderr, "warning: 1 file(s) under "+prPath+" have uncommitted changes; diff compares commits, not the working tree")
+}

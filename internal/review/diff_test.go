@@ -256,3 +256,36 @@ func TestRestoreFromItsOwnNameIsARestoreInTheDiff(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "first deployment of orders from the state orders's deletion keeps (bggitops.dev/restore-from)", r.Objects[0].Deployment.Description)
 }
+
+// A change of the object's own settings (promotion mode, timers) is named
+// in the plan with its old and new value, beside the rollout it comes
+// with, in the text and the Markdown: it decides whether the transition
+// waits for a person, and how long it may take.
+func TestSettingsChangesAreNamed(t *testing.T) {
+	base := fbgd(t, `, upgradeMode: savepoint`)
+	head := fbgd(t, `, upgradeMode: savepoint, entryClass: X`)
+	require.NoError(t, unstructured.SetNestedField(head.Object, "Manual", "spec", "promotion", "mode"))
+	require.NoError(t, unstructured.SetNestedStringMap(head.Object, map[string]string{"kubernetes.operator.bluegreen.abort.grace-period": "5 min"},
+		"spec", "configuration"))
+	r, err := Compare([]*unstructured.Unstructured{base}, []*unstructured.Unstructured{head})
+	require.NoError(t, err)
+	p := r.Objects[0].Deployment
+	assert.Equal(t, ActionTransitionSavepoint, p.Action)
+	assert.Equal(t, []string{"promotion.mode Automatic → Manual",
+		`configuration kubernetes.operator.bluegreen.abort.grace-period (default) → "5 min"`}, p.Settings)
+	var text, md bytes.Buffer
+	require.NoError(t, WriteText(&text, r, false))
+	require.NoError(t, WriteMarkdown(&md, r))
+	assert.Contains(t, text.String(), "  → settings: promotion.mode Automatic → Manual; configuration")
+	assert.Contains(t, md.String(), "; settings: promotion.mode Automatic → Manual")
+
+	// Alone, it rolls nothing out and still shows.
+	r, err = Compare([]*unstructured.Unstructured{fbgd(t, ``)}, []*unstructured.Unstructured{func() *unstructured.Unstructured {
+		u := fbgd(t, ``)
+		require.NoError(t, unstructured.SetNestedField(u.Object, "Manual", "spec", "promotion", "mode"))
+		return u
+	}()})
+	require.NoError(t, err)
+	assert.Equal(t, ActionNothing, r.Objects[0].Deployment.Action)
+	assert.Equal(t, []string{"promotion.mode Automatic → Manual"}, r.Objects[0].Deployment.Settings)
+}

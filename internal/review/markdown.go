@@ -48,7 +48,11 @@ func writeJobsTable(b *strings.Builder, objs []Object) {
 			first = false
 		}
 		fields := strings.TrimSuffix(strings.TrimPrefix(fieldsText(o.Deployment.Fields, "`"), " ("), ")")
-		fmt.Fprintf(b, "| `%s` | **%s** | %s |\n", qualified(o), o.Deployment.Description, fields)
+		what := "**" + o.Deployment.Description + "**"
+		if s := o.Deployment.Settings; len(s) > 0 {
+			what += "; settings: " + strings.Join(s, "; ")
+		}
+		fmt.Fprintf(b, "| `%s` | %s | %s |\n", qualified(o), what, fields)
 	}
 }
 

@@ -56,6 +56,10 @@ type Plan struct {
 	Classification string `json:"classification,omitempty"`
 	// Fields caused the action, as bluegreen.Classify names them.
 	Fields []string `json:"fields,omitempty"`
+	// Settings are the changes of the object's own settings (promotion
+	// mode, spec.configuration), old → new: they roll nothing out but
+	// change how this and the next rollouts run.
+	Settings []string `json:"settings,omitempty"`
 }
 
 func newPlan(a Action, d *bluegreen.Diff) *Plan {
@@ -92,10 +96,13 @@ func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 		return nil, err
 	}
 	r, d := bluegreen.Plan(old, cur)
+	a := actions[r]
 	if r == bluegreen.RolloutNothing && !bluegreen.SameJSON(old.Ingress, cur.Ingress) {
-		return newPlan(ActionIngress, &d), nil
+		a = ActionIngress
 	}
-	return newPlan(actions[r], &d), nil
+	p := newPlan(a, &d)
+	p.Settings = settingsChanges(old, cur)
+	return p, nil
 }
 
 // actions names the controller's rollouts in the report.
