@@ -33,6 +33,7 @@ type diffFlags struct {
 	allowRemoteBases bool
 	cluster          bool
 	kubeconfig       string
+	source           string
 }
 
 // errChanges is returned (exit code 1) when the diff is not empty.
@@ -63,6 +64,7 @@ func newDiffCommand() *cobra.Command {
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
 	fl.BoolVar(&f.cluster, "cluster", false, "compare the head with the live cluster (server-side dry-run) instead of the base ref")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
+	fl.StringVar(&f.source, "source", "", "with --cluster: the GitRepository (NAMESPACE/NAME) that applies --path, whose inventory tells what would be pruned (default: the one the live objects name in bggitops.dev/source)")
 	_ = cmd.MarkFlagRequired("path")
 	return cmd
 }
@@ -98,7 +100,7 @@ func buildReport(cmd *cobra.Command, f *diffFlags) (*review.Report, error) {
 		return nil, fmt.Errorf("head: %w", err)
 	}
 	if f.cluster {
-		return clusterReport(cmd.Context(), f.kubeconfig, head, review.Revision{Ref: f.head, SHA: headSHA})
+		return clusterReport(cmd.Context(), f, head, review.Revision{Ref: f.head, SHA: headSHA}, cmd.ErrOrStderr())
 	}
 	base, baseSHA, err := renderAt(f.repo, f.base, f.path, f.allowRemoteBases)
 	if err != nil {

@@ -12,6 +12,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,10 +28,12 @@ import (
 // not show and fields someone changed by hand (drift) do. Both sides go
 // through objects.Normalize, the controller's own definition of drift, so
 // an object shows exactly when the controller, applying the same commit,
-// would re-apply it. Objects only in
-// the cluster are not reported: which of them the controller prunes
-// depends on a GitRepository's inventory, not on the repository.
-func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.Unstructured, rev review.Revision) (*review.Report, error) {
+// would re-apply it. Objects only in the cluster show as removed when the
+// controller would prune them: they are in the inventory of the
+// GitRepository that applies the head (see sourceOf, prunable); note says
+// when that could not be told.
+func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstructured, rev review.Revision, note io.Writer) (*review.Report, error) {
+	kubeconfig := f.kubeconfig
 	flags := newKubeFlags()
 	flags.config.KubeConfig = &kubeconfig
 	cfg, err := flags.restConfig()
@@ -41,16 +44,30 @@ func clusterReport(ctx context.Context, kubeconfig string, head []*unstructured.
 	if err != nil {
 		return nil, err
 	}
-	var live, dry []*unstructured.Unstructured
+	var live, dry, raw []*unstructured.Unstructured
 	for _, obj := range head {
 		l, d, err := dryRunApply(ctx, c, obj)
 		if err != nil {
 			return nil, err
 		}
 		if l != nil {
+			raw = append(raw, l.DeepCopy())
 			live = append(live, objects.Normalize(l))
 		}
 		dry = append(dry, objects.Normalize(d))
+	}
+	gr, why, err := sourceOf(ctx, c, f.source, raw)
+	if err != nil {
+		return nil, err
+	}
+	if gr == nil {
+		fmt.Fprintf(note, "note: %s: what it would prune is not shown\n", why)
+	} else {
+		gone, err := prunable(ctx, c, gr, head)
+		if err != nil {
+			return nil, err
+		}
+		live = append(live, gone...)
 	}
 	r, err := review.Compare(live, dry)
 	if err != nil {

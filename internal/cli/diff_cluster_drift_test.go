@@ -11,6 +11,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -184,7 +185,7 @@ func TestDriftAgreement(t *testing.T) {
 // cliVerdicts runs the report of diff --cluster: name → "new" or "drift".
 func cliVerdicts(t *testing.T, ctx context.Context, env *testenv.Env, head []*unstructured.Unstructured) map[string]string {
 	t.Helper()
-	rep, err := clusterReport(ctx, env.Kubeconfig, head, review.Revision{Ref: "main"})
+	rep, err := clusterReport(ctx, &diffFlags{kubeconfig: env.Kubeconfig}, head, review.Revision{Ref: "main"}, io.Discard)
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, o := range rep.Objects {

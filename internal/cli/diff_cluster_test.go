@@ -14,10 +14,12 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,4 +106,44 @@ func TestDiffClusterShowsDrift(t *testing.T) {
 	assert.Equal(t, v1alpha1.FlinkBlueGreenDeploymentKind, rep.Objects[1].Kind)
 	assert.Equal(t, review.ActionTransitionSavepoint, rep.Objects[1].Deployment.Action, "undoing the hand edit is a transition")
 	assert.Equal(t, []string{"image"}, rep.Objects[1].Deployment.Fields)
+}
+
+// TestDiffClusterListsWhatWouldBePruned: an object the head no longer has
+// shows as removed when the controller would prune it: it is in the
+// inventory of the GitRepository that applied the head's live objects
+// (named by their bggitops.dev/source, or --source). One kept by
+// bggitops.dev/prune: disabled does not show.
+func TestDiffClusterListsWhatWouldBePruned(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	r := &prRepo{dir: t.TempDir(), t: t}
+	r.git("init", "-q", "-b", "main")
+	cm := func(name, extra string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + extra + "}\ndata: {value: x}\n"
+	}
+	r.write("app/a.yaml", cm("settings", ""))
+	r.write("app/b.yaml", cm("extra", ""))
+	r.write("app/c.yaml", cm("kept", ", annotations: {bggitops.dev/prune: disabled}"))
+	r.write("app/kustomization.yaml", "namespace: "+ns+"\nresources: [a.yaml, b.yaml, c.yaml]\n")
+	r.commit("three")
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns},
+		Spec: v1alpha1.GitRepositorySpec{URL: "file://" + r.dir, Path: "./app", Interval: &metav1.Duration{Duration: time.Hour}}}
+	require.NoError(t, env.Client.Create(context.Background(), gr))
+	eventually(t, "the first apply", func() bool {
+		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(gr), gr))
+		return gr.Status.Inventory != nil && len(gr.Status.Inventory.Entries) == 3
+	})
+
+	r.write("app/kustomization.yaml", "namespace: "+ns+"\nresources: [a.yaml]\n")
+	r.commit("one")
+	res := runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", "app", "--cluster", "--kubeconfig", env.Kubeconfig, "--format", "json")
+	require.Equal(t, 1, res.code, res.stderr)
+	rep := &review.Report{}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), rep))
+	assert.Equal(t, map[string]review.Change{"ConfigMap " + ns + "/extra": review.Removed}, changes(rep))
+
+	res = runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", "app", "--cluster", "--kubeconfig", env.Kubeconfig,
+		"--source", ns+"/app", "--format", "text")
+	assert.Equal(t, 1, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "- ConfigMap "+ns+"/extra (removed)")
 }
