@@ -110,6 +110,7 @@ func buildReport(cmd *cobra.Command, f *diffFlags) (*review.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	setChecks(r, nil)
 	r.Base = review.Revision{Ref: f.base, SHA: baseSHA}
 	r.Head = review.Revision{Ref: f.head, SHA: headSHA}
 	return r, nil

@@ -73,6 +73,7 @@ func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstr
 	if err != nil {
 		return nil, err
 	}
+	setChecks(r, childRefusals(ctx, c, head))
 	r.Base = review.Revision{Ref: "cluster"}
 	r.Head = rev
 	return r, nil

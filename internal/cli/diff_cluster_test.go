@@ -147,3 +147,34 @@ func TestDiffClusterListsWhatWouldBePruned(t *testing.T) {
 	assert.Equal(t, 1, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "- ConfigMap "+ns+"/extra (removed)")
 }
+
+// TestDiffClusterSaysWhichChildTheClusterRefuses: with a cluster, diff
+// runs the controller's own check of the FlinkDeployment child (a dry-run
+// create as the applying identity) and says the change will be refused;
+// a child the cluster takes gets no such line.
+func TestDiffClusterSaysWhichChildTheClusterRefuses(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	r := &prRepo{dir: t.TempDir(), t: t}
+	r.git("init", "-q", "-b", "main")
+	fbgd := func(name, cpu string) string {
+		return "apiVersion: bggitops.dev/v1alpha1\nkind: FlinkBlueGreenDeployment\nmetadata: {name: " + name + "}\nspec:\n  template:\n    spec:\n" +
+			"      image: flink:1.20\n      flinkVersion: v1_20\n      jobManager: {resource: {memory: 1024m, cpu: 1}}\n" +
+			"      taskManager: {resource: {memory: 1024m, cpu: " + cpu + "}}\n      job: {jarURI: local:///opt/flink/job.jar, upgradeMode: stateless}\n"
+	}
+	r.write("app/good.yaml", fbgd("good", "1"))
+	r.write("app/bad.yaml", fbgd("bad", `"1"`))
+	r.write("app/kustomization.yaml", "namespace: "+ns+"\nresources: [good.yaml, bad.yaml]\n")
+	r.commit("two jobs")
+	res := runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", "app", "--cluster", "--kubeconfig", env.Kubeconfig, "--format", "json")
+	require.Equal(t, 1, res.code, res.stderr)
+	rep := &review.Report{}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), rep))
+	checks := map[string]string{}
+	for _, o := range rep.Objects {
+		checks[o.Name] = o.Deployment.Check
+	}
+	assert.Empty(t, checks["good"])
+	assert.Contains(t, checks["bad"], "will be refused: ")
+	assert.Contains(t, checks["bad"], "spec.taskManager.resource.cpu")
+}

@@ -22,6 +22,8 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/review"
 )
 
 // sourceOf is the GitRepository that applies the head: the one source
@@ -96,4 +98,39 @@ func prunable(ctx context.Context, c client.Client, gr *v1alpha1.GitRepository, 
 		}
 	}
 	return out, nil
+}
+
+// notChecked is the Check of a plan no cluster was asked about.
+const notChecked = "not checked against a cluster"
+
+// childRefusals asks the cluster, as the controller's apply check does,
+// whether it would take the FlinkDeployment child of each
+// FlinkBlueGreenDeployment of head: the refusals by object ID.
+func childRefusals(ctx context.Context, c client.Client, head []*unstructured.Unstructured) map[string]string {
+	out := map[string]string{}
+	for _, obj := range head {
+		if err := reconcile.CheckChild(ctx, c, obj); err != nil {
+			id := review.Object{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}.ID()
+			out[id] = "will be refused: " + err.Error()
+		}
+	}
+	return out
+}
+
+// setChecks writes into each plan of r what the cluster says of its
+// child: refusals by ID, or, when no cluster was asked (refusals nil),
+// that it was not checked. A removed object has no child to check.
+func setChecks(r *review.Report, refusals map[string]string) {
+	for i := range r.Objects {
+		o := &r.Objects[i]
+		if o.Deployment == nil || o.Change == review.Removed {
+			continue
+		}
+		switch {
+		case refusals == nil:
+			o.Deployment.Check = notChecked
+		default:
+			o.Deployment.Check = refusals[o.ID()]
+		}
+	}
 }

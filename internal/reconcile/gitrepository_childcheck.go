@@ -41,6 +41,13 @@ func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstruct
 	return childVerdict(ctx, c, child, err)
 }
 
+// CheckChild is checkChild for `bg-gitops diff --cluster`: nil when the
+// cluster would take the FlinkDeployment child of obj (or obj is no
+// FlinkBlueGreenDeployment), the refusal otherwise.
+func CheckChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	return checkChild(ctx, c, obj)
+}
+
 // preflightChild is the blue colour's FlinkDeployment as childObject builds
 // it, with a generated name so that it never meets an existing child, and
 // no owner, since the parent may not exist yet.

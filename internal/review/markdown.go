@@ -49,6 +49,9 @@ func writeJobsTable(b *strings.Builder, objs []Object) {
 		}
 		fields := strings.TrimSuffix(strings.TrimPrefix(fieldsText(o.Deployment.Fields, "`"), " ("), ")")
 		what := "**" + o.Deployment.Description + "**"
+		if c := o.Deployment.Check; c != "" {
+			what += "; " + c
+		}
 		if s := o.Deployment.Settings; len(s) > 0 {
 			what += "; settings: " + strings.Join(s, "; ")
 		}

@@ -56,6 +56,10 @@ type Plan struct {
 	Classification string `json:"classification,omitempty"`
 	// Fields caused the action, as bluegreen.Classify names them.
 	Fields []string `json:"fields,omitempty"`
+	// Check is what the cluster says of the child the controller would
+	// create from the head: "" when it was asked and takes it,
+	// "will be refused: …", or "not checked against a cluster".
+	Check string `json:"check,omitempty"`
 	// Settings are the changes of the object's own settings (promotion
 	// mode, spec.configuration), old → new: they roll nothing out but
 	// change how this and the next rollouts run.

@@ -63,6 +63,9 @@ func writeTextObject(b *strings.Builder, o Object, p painter) {
 	fmt.Fprintf(b, "%s\n", p.paint(m.colour, fmt.Sprintf("%s %s (%s)", m.mark, o.ID(), o.Change)))
 	if d := o.Deployment; d != nil {
 		fmt.Fprintf(b, "  → %s%s\n", p.paint(ansiBold, d.Description), fieldsText(d.Fields, ""))
+		if d.Check != "" {
+			fmt.Fprintf(b, "  → %s\n", d.Check)
+		}
 		if len(d.Settings) > 0 {
 			fmt.Fprintf(b, "  → settings: %s\n", strings.Join(d.Settings, "; "))
 		}
