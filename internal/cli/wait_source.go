@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -103,11 +104,17 @@ func matchingRemote(repo *git.Repository, repoDir, sourceURL string) (remoteURL 
 	return "", false
 }
 
+// listTimeout bounds listing the remote's refs: a remote that does not
+// answer leaves the question to the wait.
+const listTimeout = 15 * time.Second
+
 // remoteHas reports whether the remote at remoteURL has the commit: a ref
 // there points at it or at a commit the local repository knows descends
 // from it. When it cannot tell (the remote cannot be listed, a ref points
 // at a commit not fetched here) it answers yes, leaving it to the wait.
 func remoteHas(ctx context.Context, repo *git.Repository, remoteURL string, want plumbing.Hash) bool {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{remoteURL}})
 	refs, err := r.ListContext(ctx, &git.ListOptions{})
 	if err != nil {
