@@ -12,14 +12,11 @@ Licensed under the Apache License, Version 2.0.
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +46,8 @@ blue/green from a savepoint, a job that never becomes ready (aborted, the old
 colour keeps running, a failure status on the commit), and the fix.
 
 Without --exit it keeps running until Ctrl-C and prints how to look around;
-Ctrl-C stops everything it started and removes the temporary directory.
+Ctrl-C stops everything it started and removes the temporary directory;
+so do SIGTERM, SIGHUP and a closed standard output (the reader of a pipe gone).
 It needs kube-apiserver, etcd and gitea in bin/ ('make tools').`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.OutOrStdout(), f) },
@@ -62,7 +60,7 @@ It needs kube-apiserver, etcd and gitea in bin/ ('make tools').`,
 }
 
 func runDev(out io.Writer, f *devFlags) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, out, stop := devContext(out)
 	defer stop()
 	started := time.Now()
 	opts := devenv.Options{Out: out}

@@ -33,7 +33,7 @@ type waitFlags struct {
 const exitCodesHelp = `Exit codes: 0 the revision is live (its job RUNNING, or suspended as asked); 3 its rollout
 aborted or failed, its sync failed, or a later revision replaced it before it went live (the
 reason is printed); 4 the timeout passed; 2 a usage or connection error, or a wait that could
-only time out (a suspended GitRepository).`
+only time out (a suspended GitRepository, a local commit not pushed to its URL).`
 
 func newWaitCommand() *cobra.Command {
 	f := &waitFlags{kubeFlags: newKubeFlags(), timeout: timeoutFlag{auto: true}}
@@ -99,6 +99,11 @@ func (f *waitFlags) run(cmd *cobra.Command, k *kind, name string) error {
 		return err
 	}
 	ctx, c, key := n.ctx, n.client, n.key
+	if isLocalRef(f.revision) {
+		if err := refuseUnreachable(ctx, c, obj, f.repo, want); err != nil {
+			return err
+		}
+	}
 	b, err := f.timeout.budgetFor(time.Now(), obj)
 	if err != nil {
 		return err

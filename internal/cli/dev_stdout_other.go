@@ -1,0 +1,15 @@
+//go:build !linux && !nodev
+
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package cli
+
+import "os"
+
+// readerGone is false: elsewhere a broken output is noticed at the next
+// write only.
+func readerGone(*os.File) bool { return false }
