@@ -30,7 +30,7 @@ import (
 // an object shows exactly when the controller, applying the same commit,
 // would re-apply it. Objects only in the cluster show as removed when the
 // controller would prune them: they are in the inventory of the
-// GitRepository that applies the head (see sourceOf, prunable); note says
+// GitRepository that applies the head (see applyingSource, prunable); note says
 // when that could not be told.
 func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstructured, rev review.Revision, note io.Writer) (*review.Report, error) {
 	kubeconfig := f.kubeconfig
@@ -56,7 +56,7 @@ func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstr
 		}
 		dry = append(dry, objects.Normalize(d))
 	}
-	gr, why, err := sourceOf(ctx, c, f.source, raw)
+	gr, why, err := applyingSource(ctx, c, f.source, raw)
 	if err != nil {
 		return nil, err
 	}

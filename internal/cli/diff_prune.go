@@ -26,11 +26,11 @@ import (
 	"bggitops.dev/bg-gitops/internal/review"
 )
 
-// sourceOf is the GitRepository that applies the head: the one source
+// applyingSource is the GitRepository that applies the head: the one source
 // names (namespace/name), or else the one the live objects of the head
 // name in bggitops.dev/source. Nil, with the reason, when that cannot be
 // told.
-func sourceOf(ctx context.Context, c client.Client, source string, live []*unstructured.Unstructured) (*v1alpha1.GitRepository, string, error) {
+func applyingSource(ctx context.Context, c client.Client, source string, live []*unstructured.Unstructured) (*v1alpha1.GitRepository, string, error) {
 	named := source != ""
 	if !named {
 		found := map[string]bool{}
