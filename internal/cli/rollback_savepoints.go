@@ -63,8 +63,10 @@ func chooseSavepoints(ctx context.Context, c client.Reader, ns string, h []v1alp
 		}
 	}
 	ch.saved = savepointsOf(snaps, h[i], end)
+	// The savepoint of the replacement, its snapshot pruned: the job's
+	// last, as the job stopped after it.
 	if r := ch.replacedBy; r != nil && r.SavepointPath != "" && ch.find(r.SavepointPath) == nil {
-		ch.saved = append([]jobSavepoint{{name: r.SavepointName, path: r.SavepointPath}}, ch.saved...)
+		ch.saved = append(ch.saved, jobSavepoint{name: r.SavepointName, path: r.SavepointPath})
 	}
 	return ch, nil
 }

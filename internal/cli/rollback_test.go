@@ -98,6 +98,11 @@ func TestRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
 	ch.print(&out, t0.Add(3*time.Hour+time.Minute), "/sp/blue-of-A-2")
 	assert.Contains(t, out.String(), "* /sp/blue-of-A-2  taken 60s ago  (taken when "+shortRevision(rev(shaC))+" replaced it, its last)")
 	assert.NotContains(t, out.String(), "blue-of-A-1")
+
+	// The replacement's snapshot pruned: its savepoint is still the last.
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		completedSnapshot("blue-periodic", "job-blue", "/sp/blue-of-A-periodic", t0.Add(2*time.Hour+time.Minute))).Build()
+	assert.Equal(t, "/sp/blue-of-A-2", pick(0), "a savepoint before the replacement offered")
 }
 
 // completedSnapshot is a completed FlinkStateSnapshot of job.
