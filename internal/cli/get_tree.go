@@ -107,7 +107,7 @@ func treeJobLine(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 	case st.ActiveJobState == "":
 		return job
 	case st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning):
-		return "rollout FAILED, job RUNNING"
+		return jobPhrase(st)
 	}
 	return job + ", active job " + treeClean(st.ActiveJobState)
 }
