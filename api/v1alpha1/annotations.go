@@ -31,6 +31,11 @@ const (
 
 	// RevisionAnnotation (<ref>@sha1:<hex>) is stamped on every applied object.
 	RevisionAnnotation = "bggitops.dev/revision"
+	// JobRevisionAnnotation is stamped on the FlinkStateSnapshots bg-gitops
+	// creates: the revision of the job the savepoint was taken of (the
+	// FlinkDeployment's bggitops.dev/revision), where RevisionAnnotation
+	// names the revision whose rollout it is for.
+	JobRevisionAnnotation = "bggitops.dev/job-revision"
 	// SourceAnnotation (<namespace>/<name> of the GitRepository) is stamped on
 	// every applied object.
 	SourceAnnotation = "bggitops.dev/source"

@@ -370,7 +370,7 @@ func (d *decider) nextStart(lastCompleted string) string {
 // existing set, that savepoint recorded as it is.
 func (d *decider) askFinalSavepoint(h *Child, name, existing string) {
 	format, _ := savepointFormat(&h.Spec) // the running job's: a bad value only leaves the default
-	d.createSnapshot(&SnapshotSpec{Name: name, JobName: h.Name, FormatType: format, Revision: h.Revision,
+	d.createSnapshot(&SnapshotSpec{Name: name, JobName: h.Name, FormatType: format, Revision: h.Revision, JobRevision: h.Revision,
 		Record: &RecordSpec{JobID: h.JobID, LastCompleted: d.lastCompleted(h), Existing: existing}})
 	if d.st.Savepoint == nil || d.st.Savepoint.Name != name {
 		d.st.Savepoint = &v1alpha1.SavepointStatus{Name: name, TriggerTimestamp: d.ts(d.now)}

@@ -57,7 +57,7 @@ func (d *decider) snapshotOf(name string, a *Child) (*SnapshotSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotSpec{Name: name, JobName: a.Name, FormatType: format, Revision: d.revision()}, nil
+	return &SnapshotSpec{Name: name, JobName: a.Name, FormatType: format, Revision: d.revision(), JobRevision: a.Revision}, nil
 }
 
 // savepointFormat is the format the template asks savepoints in. The

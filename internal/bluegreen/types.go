@@ -306,6 +306,9 @@ type SnapshotSpec struct {
 	// Revision is the revision whose rollout the savepoint is for: the
 	// adapter stamps it on the FlinkStateSnapshot.
 	Revision string
+	// JobRevision is the revision of the job it is taken of (the child's
+	// bggitops.dev/revision): the adapter stamps it as well.
+	JobRevision string
 	// Record, when set, makes it the state record of a deletion: kept
 	// after the parent is gone (not owned), labelled as a record.
 	Record *RecordSpec

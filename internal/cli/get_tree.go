@@ -65,21 +65,17 @@ func renderFBGD(v fbgdView, now time.Time) string {
 	} else {
 		field("Ready", "-")
 	}
-	job := orNone(string(st.JobStatus.State))
-	if st.ActiveJobState != "" {
-		job += ", active job " + treeClean(st.ActiveJobState)
-	}
-	field("Job", job)
+	field("Job", treeJobLine(st))
 	if st.ActiveDeployment != "" {
-		field("Active", fmt.Sprintf("%s, revision %s", st.ActiveDeployment, revs.short(st.ActiveRevision)))
+		field("Active", fmt.Sprintf("%s, revision %s%s", st.ActiveDeployment, revs.short(st.ActiveRevision), treeChildImage(v, st.ActiveDeployment, "runs")))
 	}
 	if target := treeTargetChild(p); target != "" {
-		field("Target", fmt.Sprintf("%s, revision %s", target, revs.short(st.TargetRevision)))
+		field("Target", fmt.Sprintf("%s, revision %s%s", target, revs.short(st.TargetRevision), treeChildImage(v, target, "rolls out")))
 	} else if st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
 		field("Target", fmt.Sprintf("revision %s, not rolled out", revs.short(st.TargetRevision)))
 	}
 	spec := p.Spec.Template.Spec
-	field("Image", orNone(spec.Image))
+	field("Spec image", orNone(spec.Image))
 	if spec.Job != nil && spec.Job.Parallelism != nil {
 		field("Parallelism", fmt.Sprint(*spec.Job.Parallelism))
 	}
@@ -100,6 +96,31 @@ func renderFBGD(v fbgdView, now time.Time) string {
 	treeObjects(&b, v, revs, now)
 	treeEvents(&b, v.Events, now)
 	return trimLines(b.String())
+}
+
+// treeJobLine is the job's state: FAILING with the active job RUNNING is
+// a rollout that failed while the job runs on, as the JOB column of `get`
+// shows it (RUNNING).
+func treeJobLine(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	job := orNone(string(st.JobStatus.State))
+	switch {
+	case st.ActiveJobState == "":
+		return job
+	case st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning):
+		return jobPhrase(st)
+	}
+	return job + ", active job " + treeClean(st.ActiveJobState)
+}
+
+// treeChildImage is ", runs IMAGE": the image on child name's spec, what
+// its job runs (or rolls out); empty when the child is not read.
+func treeChildImage(v fbgdView, name, verb string) string {
+	for _, c := range v.Children {
+		if c.GetName() == name && treeString(c, "spec", "image") != "" {
+			return ", " + verb + " " + treeClean(treeString(c, "spec", "image"))
+		}
+	}
+	return ""
 }
 
 // trimLines drops the blanks tabwriter pads an empty last cell with.
@@ -176,12 +197,14 @@ func treeSavepointLine(sp *v1alpha1.SavepointStatus, snap *unstructured.Unstruct
 func treeDeadlines(v fbgdView, now time.Time) []string {
 	p, st := v.Parent, v.Parent.Status
 	var out []string
-	if st.AbortTimestamp != nil {
+	ready := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition)
+	waitingForPromotion := ready != nil && ready.Reason == "WaitingForPromotion"
+	// A ready colour waiting for a person to promote it is never aborted
+	// at the deadline: it is no deadline.
+	if st.AbortTimestamp != nil && !waitingForPromotion {
 		out = append(out, "aborts at "+treeStamp(st.AbortTimestamp.Time)+treeIn(now, st.AbortTimestamp.Time))
 	}
 	target := treeTargetChild(p)
-	ready := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ReadyCondition)
-	waitingForPromotion := ready != nil && ready.Reason == "WaitingForPromotion"
 	if !st.BlueGreenState.Transitioning() || st.DeploymentReadyTimestamp == nil || target == st.ActiveDeployment || waitingForPromotion {
 		return out
 	}

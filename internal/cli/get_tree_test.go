@@ -57,9 +57,12 @@ func treeReady(p *v1alpha1.FlinkBlueGreenDeployment, status metav1.ConditionStat
 	p.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: status, Reason: reason, Message: msg}}
 }
 
+// treeImages are the images of the revisions: the spec's is treeRev2's.
+var treeImages = map[string]any{treeRev1: "flink:1.20.0", treeRev2: "flink:1.20.1"}
+
 func treeChild(color, rev, lifecycle, job, jobID string, age time.Duration) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"spec":   map[string]any{"job": map[string]any{"state": "running"}},
+		"spec":   map[string]any{"image": treeImages[rev], "job": map[string]any{"state": "running"}},
 		"status": map[string]any{"lifecycleState": lifecycle, "jobStatus": map[string]any{"state": job, "jobId": jobID}},
 	}}
 	u.SetGroupVersionKind(v1alpha1.FlinkDeploymentGVK)
@@ -119,6 +122,17 @@ func treeCases() map[string]fbgdView {
 	treeReady(transitioning, metav1.ConditionFalse, "WaitingForDeletionDelay",
 		"orders-green is ready; deleting orders-blue at 2026-03-01T12:00:20Z")
 
+	// Manual promotion: green is ready and waits for a person, past the
+	// abort deadline, which does not fire while it waits.
+	waiting := treeParent(v1alpha1.TransitioningToGreen, v1alpha1.JobReconciling)
+	waiting.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+	waiting.Status.TargetRevision = treeRev2
+	waiting.Status.Savepoint = transitioning.Status.Savepoint
+	waiting.Status.AbortTimestamp = treeAt(-16 * time.Second)
+	waiting.Status.DeploymentReadyTimestamp = treeAt(-time.Minute)
+	treeReady(waiting, metav1.ConditionFalse, "WaitingForPromotion",
+		"waiting for promotion: orders-green is ready and orders-blue keeps running; run `bg-gitops promote fbgd orders -n flink` to cut over or `bg-gitops abort fbgd orders -n flink` to roll back")
+
 	aborted := treeParent(v1alpha1.ActiveBlue, v1alpha1.JobFailing)
 	aborted.Status.TargetRevision = treeRev2
 	aborted.Status.Error = "transition to orders-green aborted: orders-green not ready within 10m0s (lifecycle DEPLOYED, job RECONCILING); orders-blue keeps running. Push a new commit or run `bg-gitops retry fbgd orders -n flink` to try again"
@@ -145,6 +159,10 @@ func treeCases() map[string]fbgdView {
 			treeChild("BLUE", treeRev1, "STABLE", "RUNNING", treeBlueJob, 3*time.Hour),
 			treeChild("GREEN", treeRev2, "STABLE", "RUNNING", treeGreenJob, 50*time.Second)},
 			Snapshot: treeSnapshot("COMPLETED", treeSPPath, -61*time.Second, -58*time.Second+300*time.Millisecond), Events: history},
+		"waiting-for-promotion": {Parent: waiting, Children: []*unstructured.Unstructured{
+			treeChild("BLUE", treeRev1, "STABLE", "RUNNING", treeBlueJob, 3*time.Hour),
+			treeChild("GREEN", treeRev2, "STABLE", "RUNNING", treeGreenJob, 2*time.Minute)},
+			Snapshot: treeSnapshot("COMPLETED", treeSPPath, -3*time.Minute, -3*time.Minute+time.Second)},
 		"aborted": {Parent: aborted, Children: []*unstructured.Unstructured{
 			treeChild("BLUE", treeRev1, "STABLE", "RUNNING", treeBlueJob, 3*time.Hour), suspendedGreen},
 			Snapshot: treeSnapshot("COMPLETED", treeSPPath, -61*time.Second, -58*time.Second),

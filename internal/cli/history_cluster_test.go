@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -95,13 +96,36 @@ func TestHistoryAndRollback(t *testing.T) {
 	assert.Contains(t, res.stdout, "OUTCOME")
 	assert.Contains(t, res.stdout, "Aborted")
 
+	// The savepoint the aborted rollout took names the revision it was
+	// for and the revision of the job it was taken of.
+	abortSnap := snapshotIn(t, env, ns, h[2].SavepointName)
+	assert.Equal(t, h[2].Revision, abortSnap.GetAnnotations()[v1alpha1.RevisionAnnotation])
+	assert.Equal(t, h[1].Revision, abortSnap.GetAnnotations()[v1alpha1.JobRevisionAnnotation])
+
+	// green runs on after the abort and takes a savepoint later: the
+	// job's last one, which --from-savepoint offers rather than the
+	// aborted rollout's (that would rewind its state).
+	last := takeSavepoint(t, env, ns, "job-green", "green-later")
+
 	// Without --apply: the Git change and the edit, nothing on the cluster.
 	before := getFBGD(t, env, ns, "job").Generation
 	res = runCLI(t, append([]string{"rollback", "fbgd", "job", "--to", "2", "--from-savepoint"}, kc...)...)
 	require.Equal(t, 0, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "git checkout "+sha2[:12]+" -- ./app")
-	assert.Contains(t, res.stdout, "initialSavepointPath: "+h[2].SavepointPath)
+	assert.Contains(t, res.stdout, "initialSavepointPath: "+last)
+	assert.Contains(t, res.stdout, "* "+last+"  taken ")
+	assert.NotContains(t, res.stdout, h[2].SavepointPath, "the aborted rollout's savepoint is not offered")
 	assert.Equal(t, before, getFBGD(t, env, ns, "job").Generation, "rollback without --apply changes nothing")
+
+	// The aborted rollout's savepoint, older than the job's last: only
+	// when asked twice.
+	older := append([]string{"rollback", "fbgd", "job", "--to", "2", "--savepoint", h[2].SavepointPath}, kc...)
+	res = runCLI(t, older...)
+	assert.Equal(t, 2, res.code, res.stdout)
+	assert.Contains(t, res.stderr, "older than the last savepoint")
+	res = runCLI(t, append(older, "--older-than-last")...)
+	require.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "initialSavepointPath: "+h[2].SavepointPath)
 
 	// --apply while the source GitRepository applies: refused.
 	apply := append([]string{"rollback", "fbgd", "job", "--to", sha2[:7], "--from-savepoint", "--apply", "--repo", r.dir}, kc...)
@@ -112,19 +136,48 @@ func TestHistoryAndRollback(t *testing.T) {
 
 	// Suspended: the object gets the spec of that revision with the
 	// savepoint edit, and the controller starts a new colour from the
-	// chosen savepoint (SAVEPOINT_REDEPLOY), not from a new one.
+	// job's last savepoint (SAVEPOINT_REDEPLOY), not from a new one.
 	require.Equal(t, 0, runCLI(t, append([]string{"suspend", "gitrepository", "app"}, kc...)...).code)
 	res = runCLI(t, apply...)
 	require.Equal(t, 0, res.code, res.stderr)
-	eventually(t, "job-blue started from the chosen savepoint", func() bool {
+	eventually(t, "job-blue started from the job's last savepoint", func() bool {
 		c, ok := flinkChild(env, ns, "job-blue")
-		return ok && c.GetDeletionTimestamp() == nil && nestedString(c, "spec", "job", "initialSavepointPath") == h[2].SavepointPath
+		return ok && c.GetDeletionTimestamp() == nil && nestedString(c, "spec", "job", "initialSavepointPath") == last
 	})
 	eventually(t, "a fourth rollout in the history", func() bool { return len(getFBGD(t, env, ns, "job").Status.History) == 4 })
 	p := getFBGD(t, env, ns, "job")
-	assert.Equal(t, h[2].SavepointPath, p.Status.History[3].RestoredFrom)
+	assert.Equal(t, last, p.Status.History[3].RestoredFrom)
 	assert.Equal(t, "flink:1.20.1", p.Spec.Template.Spec.Image)
 	assert.True(t, commitRef(sha2).in(p.Annotations[v1alpha1.RevisionAnnotation]))
+}
+
+// snapshotIn reads the FlinkStateSnapshot name of ns.
+func snapshotIn(t *testing.T, env *testenv.Env, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
+	require.NoError(t, env.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u))
+	return u
+}
+
+// takeSavepoint has the Flink operator take a savepoint of job, as a
+// periodic or manual one, and returns its path once completed.
+func takeSavepoint(t *testing.T, env *testenv.Env, ns, job, name string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.Object["spec"] = map[string]any{"backoffLimit": int64(0), "savepoint": map[string]any{"disposeOnDelete": false},
+		"jobReference": map[string]any{"kind": "FlinkDeployment", "name": job}}
+	require.NoError(t, env.Client.Create(context.Background(), u))
+	var path string
+	eventually(t, name+" completed", func() bool {
+		s := snapshotIn(t, env, ns, name)
+		path = nestedString(s, "status", "path")
+		return nestedString(s, "status", "state") == "COMPLETED" && path != ""
+	})
+	return path
 }
 
 // TestHistoryOfADeletedDeploymentShowsItsStateRecord: once the object is

@@ -114,8 +114,8 @@ func progressSuffix(conds []metav1.Condition) string {
 // longer RECONCILING; a FAILING job or Stalled is a failure.
 func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 	st := p.Status
-	line := fmt.Sprintf("%s: %s, job %s, revision %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)),
-		orNone(string(st.JobStatus.State)), orNone(st.ActiveRevision))
+	line := fmt.Sprintf("%s: %s, %s, revision %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)),
+		jobPhrase(st), orNone(st.ActiveRevision))
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
@@ -131,6 +131,16 @@ func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 		return standing{line: line, settled: true, failed: true, message: orNone(st.Error), active: true}
 	}
 	return standing{line: line, settled: true, active: true}
+}
+
+// jobPhrase is "job STATE"; a FAILING status whose active job runs on
+// is a rollout that failed: "rollout FAILED, job RUNNING", as the JOB
+// column of `get` shows it.
+func jobPhrase(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	if st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning) {
+		return "rollout FAILED, job RUNNING"
+	}
+	return "job " + orNone(string(st.JobStatus.State))
 }
 
 func orNone(s string) string {

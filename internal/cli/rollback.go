@@ -15,6 +15,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,6 +34,7 @@ type rollbackFlags struct {
 	to            string
 	fromSavepoint bool
 	savepoint     string
+	olderThanLast bool
 	apply         bool
 	repo          string
 }
@@ -49,8 +51,11 @@ func newRollbackCommand() *cobra.Command {
 like any other. --to takes a revision (a commit hash of 7 digits or more) or the # of a row of
 ` + "`bg-gitops history fbgd NAME`" + `.
 
-With --from-savepoint the change also restarts the job from a savepoint: the one taken of the
-job that ran that revision when the next rollout replaced it, or --savepoint PATH. It sets
+With --from-savepoint the change also restarts the job from a savepoint of the job that ran that
+revision: its last one (the one taken when a rollout really replaced it, or, while it runs or after
+an aborted transition, the newest FlinkStateSnapshot of it), or --savepoint PATH. It lists them
+with their age. A savepoint of that job older than its last one drops the state since: it is
+refused unless --older-than-last is given as well. It sets
 spec.template.spec.job.initialSavepointPath and a new savepointRedeployNonce, and the rollout
 starts the other colour from that savepoint instead of taking a new one (SAVEPOINT_REDEPLOY).
 
@@ -75,6 +80,7 @@ undo it otherwise): commit the same change before resuming it.`,
 	fl.StringVar(&f.to, "to", "", "the revision (commit hash) or history # to go back to")
 	fl.BoolVar(&f.fromSavepoint, "from-savepoint", false, "also restart the job from a savepoint of that revision's job")
 	fl.StringVar(&f.savepoint, "savepoint", "", "the savepoint path to restart from (implies --from-savepoint)")
+	fl.BoolVar(&f.olderThanLast, "older-than-last", false, "allow a --savepoint older than the last savepoint of that revision's job (its state since is lost)")
 	fl.BoolVar(&f.apply, "apply", false, "update the object on the cluster to that revision's spec (only while the source GitRepository is suspended)")
 	fl.StringVar(&f.repo, "repo", ".", "local Git repository holding the revision, for --apply")
 	_ = sub.MarkFlagRequired("to")
@@ -109,15 +115,9 @@ func (f *rollbackFlags) run(cmd *cobra.Command, name string) error {
 	printGitChange(out, p, r, dir)
 	var edit *specEdit
 	if f.fromSavepoint || f.savepoint != "" {
-		path := f.savepoint
-		if path == "" {
-			if path = savepointOf(p.Status.History, i); path == "" {
-				return &exitError{code: 2, err: fmt.Errorf("no savepoint of the job of %s is recorded: pass --savepoint PATH", shortRevision(r.Revision))}
-			}
+		if edit, err = f.savepointEdit(n, out, p, i); err != nil {
+			return err
 		}
-		e := savepointEdit(p, path)
-		edit = &e
-		fmt.Fprintf(out, "\nTo restart the job from %s, change spec.template.spec.job of %s as well:\n\n%s", path, p.Name, indent(edit.yaml))
 	}
 	if !f.apply {
 		return nil
@@ -153,20 +153,25 @@ func findEntry(h []v1alpha1.RolloutRecord, to string) (int, error) {
 	return 0, fmt.Errorf("--to %s: no rollout of that revision in the last %d (see `bg-gitops history fbgd`)", to, len(h))
 }
 
-// savepointOf is the savepoint taken of the job that rollout i started,
-// when a later rollout replaced it; else the one it restored from. Once a
-// later rollout deploys or patches that colour again, its job is no
-// longer rollout i's, nor are the savepoints taken of it after.
-func savepointOf(h []v1alpha1.RolloutRecord, i int) string {
-	for _, r := range h[i+1:] {
-		if r.From == h[i].To && r.SavepointPath != "" {
-			return r.SavepointPath
-		}
-		if r.To == h[i].To {
-			break
-		}
+// savepointEdit chooses the savepoint of rollout i's job to restart from,
+// prints the choice and the edit.
+func (f *rollbackFlags) savepointEdit(n *named, out io.Writer, p *v1alpha1.FlinkBlueGreenDeployment, i int) (*specEdit, error) {
+	ch, err := chooseSavepoints(n.ctx, n.client, p.Namespace, p.Status.History, i)
+	if err != nil {
+		return nil, err
 	}
-	return h[i].RestoredFrom
+	rev := shortRevision(p.Status.History[i].Revision)
+	path, err := ch.pick(f.savepoint, f.olderThanLast)
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	ch.print(out, time.Now(), path)
+	if path == "" {
+		return nil, &exitError{code: 2, err: fmt.Errorf("no savepoint of the job of %s is known: pass --savepoint PATH", rev)}
+	}
+	e := savepointEdit(p, path)
+	fmt.Fprintf(out, "\nTo restart the job from %s, change spec.template.spec.job of %s as well:\n\n%s", path, p.Name, indent(e.yaml))
+	return &e, nil
 }
 
 // sourcePath is the path the source GitRepository of p renders, for the

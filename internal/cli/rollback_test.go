@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
@@ -40,12 +41,6 @@ func TestRollbackFindsTheEntryAndItsSavepoint(t *testing.T) {
 	_, err = findEntry(h, "1234567")
 	assert.ErrorContains(t, err, "no rollout of that revision")
 
-	// The state of the job that ran a revision is the savepoint the next
-	// rollout took of it; the last job's own start point otherwise.
-	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 1), "green ran shaB until the savepoint of the aborted rollout")
-	assert.Equal(t, "file:///sp/savepoint-1", savepointOf(h, 0))
-	assert.Equal(t, "file:///sp/savepoint-2", savepointOf(h, 2))
-
 	p := &v1alpha1.FlinkBlueGreenDeployment{}
 	e := savepointEdit(p, "file:///sp/savepoint-2")
 	assert.Equal(t, "initialSavepointPath: file:///sp/savepoint-2\nsavepointRedeployNonce: 1\n", e.yaml)
@@ -55,28 +50,71 @@ func TestRollbackFindsTheEntryAndItsSavepoint(t *testing.T) {
 	assert.Contains(t, savepointEdit(p, "x").yaml, "savepointRedeployNonce: 5")
 }
 
-// TestRollbackSavepointIsOfThatRevisionsJob: savepointOf looks for "the
-// savepoint taken of the job that ran that revision when the next rollout
-// replaced it", which is not the first later rollout *from* the same
-// colour when that colour got a new job in between: here #2 (shaB to
-// green) aborted, #3 (shaC) deployed green anew and #4 took a savepoint of
-// shaC's job, which `rollback --to 2 --from-savepoint` must not offer as
-// shaB's state.
+// TestRollbackSavepointIsOfThatRevisionsJob: --from-savepoint offers the
+// savepoint taken of the job that ran that revision when a rollout really
+// replaced it, or its last one, never one of another job: here #2 (shaB
+// to green) aborted, #3 (shaC) deployed green anew and #4 took a
+// savepoint of shaC's job, which must not be offered as shaB's; the
+// savepoint #2 took of blue (aborted) is not blue's last one, taken after.
 func TestRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
 	shaD := strings.Repeat("d", 40)
 	h := []v1alpha1.RolloutRecord{
 		{Revision: rev(shaA), Kind: v1alpha1.RolloutFirst, To: "job-blue", StartedAt: *at(0), FinishedAt: at(time.Minute),
 			Outcome: v1alpha1.RolloutSucceeded},
-		{Revision: rev(shaB), Kind: v1alpha1.RolloutBlueGreen, From: "job-blue", To: "job-green", SavepointPath: "/sp/blue-of-A-1",
+		{Revision: rev(shaB), Kind: v1alpha1.RolloutBlueGreen, From: "job-blue", To: "job-green", SavepointName: "blue-1", SavepointPath: "/sp/blue-of-A-1",
 			RestoredFrom: "/sp/blue-of-A-1", StartedAt: *at(time.Hour), FinishedAt: at(2 * time.Hour), Outcome: v1alpha1.RolloutAborted, Reason: "not ready"},
-		{Revision: rev(shaC), Kind: v1alpha1.RolloutBlueGreen, From: "job-blue", To: "job-green", SavepointPath: "/sp/blue-of-A-2",
+		{Revision: rev(shaC), Kind: v1alpha1.RolloutBlueGreen, From: "job-blue", To: "job-green", SavepointName: "blue-2", SavepointPath: "/sp/blue-of-A-2",
 			RestoredFrom: "/sp/blue-of-A-2", StartedAt: *at(3 * time.Hour), FinishedAt: at(4 * time.Hour), Outcome: v1alpha1.RolloutSucceeded},
-		{Revision: rev(shaD), Kind: v1alpha1.RolloutBlueGreen, From: "job-green", To: "job-blue", SavepointPath: "/sp/green-of-C",
+		{Revision: rev(shaD), Kind: v1alpha1.RolloutBlueGreen, From: "job-green", To: "job-blue", SavepointName: "green-1", SavepointPath: "/sp/green-of-C",
 			RestoredFrom: "/sp/green-of-C", StartedAt: *at(5 * time.Hour), FinishedAt: at(6 * time.Hour), Outcome: v1alpha1.RolloutSucceeded},
 	}
-	assert.NotEqual(t, "/sp/green-of-C", savepointOf(h, 1), "a savepoint of shaC's job offered as shaB's")
-	assert.Equal(t, "/sp/green-of-C", savepointOf(h, 2))
-	assert.Equal(t, "/sp/blue-of-A-1", savepointOf(h, 0), "the first rollout from blue took it of shaA's job")
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		completedSnapshot("blue-1", "job-blue", "/sp/blue-of-A-1", t0.Add(time.Hour)),
+		completedSnapshot("blue-periodic", "job-blue", "/sp/blue-of-A-periodic", t0.Add(2*time.Hour+time.Minute)),
+		completedSnapshot("blue-2", "job-blue", "/sp/blue-of-A-2", t0.Add(3*time.Hour)),
+		completedSnapshot("green-1", "job-green", "/sp/green-of-C", t0.Add(5*time.Hour)),
+	).Build()
+	choose := func(i int) *savepointChoice {
+		ch, err := chooseSavepoints(context.Background(), c, "ns", h, i)
+		require.NoError(t, err)
+		return ch
+	}
+	pick := func(i int) string {
+		p, err := choose(i).pick("", false)
+		require.NoError(t, err)
+		return p
+	}
+	assert.NotEqual(t, "/sp/green-of-C", pick(1), "a savepoint of shaC's job offered as shaB's")
+	assert.Equal(t, "/sp/green-of-C", pick(2))
+	assert.Equal(t, "/sp/blue-of-A-2", pick(0), "the rollout that replaced shaA's job took it")
+
+	ch := choose(0)
+	_, err := ch.pick("/sp/blue-of-A-1", false)
+	assert.ErrorContains(t, err, "older than the last savepoint", "the savepoint of the aborted rollout rewinds the state")
+	p, err := ch.pick("/sp/blue-of-A-1", true)
+	require.NoError(t, err)
+	assert.Equal(t, "/sp/blue-of-A-1", p, "asked twice")
+	var out bytes.Buffer
+	ch.print(&out, t0.Add(3*time.Hour+time.Minute), "/sp/blue-of-A-2")
+	assert.Contains(t, out.String(), "* /sp/blue-of-A-2  taken 60s ago  (taken when "+shortRevision(rev(shaC))+" replaced it, its last)")
+	assert.NotContains(t, out.String(), "blue-of-A-1")
+
+	// The replacement's snapshot pruned: its savepoint is still the last.
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		completedSnapshot("blue-periodic", "job-blue", "/sp/blue-of-A-periodic", t0.Add(2*time.Hour+time.Minute))).Build()
+	assert.Equal(t, "/sp/blue-of-A-2", pick(0), "a savepoint before the replacement offered")
+}
+
+// completedSnapshot is a completed FlinkStateSnapshot of job.
+func completedSnapshot(name, job, path string, taken time.Time) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.FlinkStateSnapshotGVK)
+	u.SetNamespace("ns")
+	u.SetName(name)
+	u.SetCreationTimestamp(metav1.NewTime(taken))
+	u.Object["spec"] = map[string]any{"jobReference": map[string]any{"kind": "FlinkDeployment", "name": job}}
+	u.Object["status"] = map[string]any{"state": "COMPLETED", "path": path, "resultTimestamp": taken.UTC().Format(time.RFC3339Nano)}
+	return u
 }
 
 // TestRollbackSpecAtMatchesTheNamespace: a GitRepository may render

@@ -90,7 +90,7 @@ func fbgdCanAct(verb string) precheck {
 		if why == "" {
 			return nil
 		}
-		return &exitError{code: exitNothingToDo, err: fmt.Errorf("nothing to %s: fbgd %s/%s is %s, job %s; %s",
-			verb, p.Namespace, p.Name, orNone(string(st.BlueGreenState)), orNone(string(st.JobStatus.State)), why)}
+		return &exitError{code: exitNothingToDo, err: fmt.Errorf("nothing to %s: fbgd %s/%s is %s, %s; %s",
+			verb, p.Namespace, p.Name, orNone(string(st.BlueGreenState)), jobPhrase(st), why)}
 	}
 }

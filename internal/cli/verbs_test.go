@@ -232,7 +232,7 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	res := runCLI(t, "retry", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
 	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.NotContains(t, res.stderr, "timed out")
-	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, job FAILING")
+	assert.Contains(t, lastLine(res.stdout), "ACTIVE_BLUE, rollout FAILED, job RUNNING")
 	assert.Contains(t, res.stderr, "simulated savepoint failure")
 	p = getFBGD(t, env, ns, "job")
 	assert.Equal(t, p.Annotations[v1alpha1.RetryRequestedAtAnnotation], p.Status.LastHandledRetryAt, "the retry was handled")
@@ -242,11 +242,11 @@ func TestRetryWaitReportsFailure(t *testing.T) {
 	// whose outcome is not what was asked).
 	res = runCLI(t, "promote", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig, "--wait", "--timeout", "40s")
 	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	assert.Contains(t, res.stderr, "nothing to promote: fbgd "+ns+"/job is ACTIVE_BLUE, job FAILING; there is no transition waiting for a promotion")
+	assert.Contains(t, res.stderr, "nothing to promote: fbgd "+ns+"/job is ACTIVE_BLUE, rollout FAILED, job RUNNING; there is no transition waiting for a promotion")
 	assert.NotContains(t, getFBGD(t, env, ns, "job").Annotations, v1alpha1.PromoteRequestedAtAnnotation, "no request was made")
 	res = runCLI(t, "abort", "fbgd", "job", "-n", ns, "--kubeconfig", env.Kubeconfig)
 	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	assert.Contains(t, res.stderr, "nothing to abort: fbgd "+ns+"/job is ACTIVE_BLUE, job FAILING; there is no transition in progress")
+	assert.Contains(t, res.stderr, "nothing to abort: fbgd "+ns+"/job is ACTIVE_BLUE, rollout FAILED, job RUNNING; there is no transition in progress")
 }
 
 // TestVerbsOnASuspendedGitRepositorySayWhyAtOnce: reconcile --wait on a

@@ -69,9 +69,7 @@ func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotS
 	if len(validation.IsValidLabelValue(p.Name)) == 0 {
 		u.SetLabels(map[string]string{v1alpha1.FlinkBlueGreenDeploymentLabel: p.Name})
 	}
-	if s.Revision != "" {
-		u.SetAnnotations(map[string]string{v1alpha1.RevisionAnnotation: s.Revision})
-	}
+	u.SetAnnotations(snapshotAnnotations(s))
 	savepoint := map[string]any{"disposeOnDelete": false}
 	if s.FormatType != "" {
 		savepoint["formatType"] = s.FormatType
@@ -87,6 +85,21 @@ func snapshotObject(p *v1alpha1.FlinkBlueGreenDeployment, s *bluegreen.SnapshotS
 		"savepoint":    savepoint,
 	}
 	return u
+}
+
+// snapshotAnnotations are the revision the savepoint is for and the
+// revision of the job it is taken of, those known; nil without either.
+func snapshotAnnotations(s *bluegreen.SnapshotSpec) map[string]string {
+	var a map[string]string
+	for k, v := range map[string]string{v1alpha1.RevisionAnnotation: s.Revision, v1alpha1.JobRevisionAnnotation: s.JobRevision} {
+		if v != "" {
+			if a == nil {
+				a = map[string]string{}
+			}
+			a[k] = v
+		}
+	}
+	return a
 }
 
 // asRecord makes u the state record of a deletion: not owned (it
