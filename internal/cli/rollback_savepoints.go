@@ -206,10 +206,11 @@ func savepointAge(now, taken time.Time) string {
 // samePath compares savepoint paths in either spelling of a local one
 // Flink accepts ("file:/sp/x", "file:///sp/x"); empty is no path.
 func samePath(a, b string) bool {
-	return a != "" && localPath(a) == localPath(b)
+	return a != "" && savepointLocalPath(a) == savepointLocalPath(b)
 }
 
-func localPath(p string) string {
+// savepointLocalPath is a savepoint path without its "file:" scheme.
+func savepointLocalPath(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
 		return rest
 	}
