@@ -217,6 +217,6 @@ spec:
 		require.Equal(t, 1, res.code, "exit code 1 = changes; stderr: %s", res.stderr)
 		assert.Contains(t, res.stdout, "### bg-gitops diff `overlays/production`")
 		assert.Contains(t, res.stdout, "`origin/main`")
-		assert.Contains(t, res.stdout, "| `flink-production/state-machine` | **blue/green transition with savepoint** | `image` |")
+		assert.Contains(t, res.stdout, "| `flink-production/state-machine` | **blue/green transition with savepoint**; not checked against a cluster | `image` |")
 	})
 }

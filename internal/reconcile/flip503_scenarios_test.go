@@ -175,7 +175,7 @@ func TestSpecChangeDuringTransitionIsCarriedToTheNewColour(t *testing.T) {
 	require.GreaterOrEqual(t, len(h), 2)
 	superseded := h[len(h)-2]
 	assert.Equal(t, revision(2), superseded.Revision)
-	assert.Equal(t, v1alpha1.RolloutAborted, superseded.Outcome)
+	assert.Equal(t, v1alpha1.RolloutSuperseded, superseded.Outcome)
 	assert.Contains(t, superseded.Reason, "superseded by "+revision(3))
 }
 
