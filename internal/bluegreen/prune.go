@@ -58,7 +58,7 @@ func PrunableSnapshots(p *v1alpha1.FlinkBlueGreenDeployment, children []*Child, 
 	inUse := restoredPaths(append([]*Child{{Spec: p.Spec.Template.Spec}}, children...))
 	var old []OwnSnapshot
 	for _, s := range snaps {
-		if !s.finished() || s.Path != "" && inUse[savepointPath(s.Path)] {
+		if !s.finished() || s.Path != "" && inUse[SavepointPath(s.Path)] {
 			continue
 		}
 		old = append(old, s)
@@ -76,16 +76,16 @@ func restoredPaths(children []*Child) map[string]bool {
 	in := map[string]bool{}
 	for _, c := range children {
 		if c != nil && c.Spec.Job != nil && c.Spec.Job.InitialSavepointPath != "" {
-			in[savepointPath(c.Spec.Job.InitialSavepointPath)] = true
+			in[SavepointPath(c.Spec.Job.InitialSavepointPath)] = true
 		}
 	}
 	return in
 }
 
-// savepointPath is a local path without its "file:" scheme, in either of
+// SavepointPath is a local path without its "file:" scheme, in either of
 // the spellings Flink accepts ("file:/sp/x", "file:///sp/x"), so that a
 // snapshot's status.path and a child's initialSavepointPath compare.
-func savepointPath(p string) string {
+func SavepointPath(p string) string {
 	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
 		return rest
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 )
 
 // jobSavepoint is a completed savepoint of one job.
@@ -206,13 +207,5 @@ func savepointAge(now, taken time.Time) string {
 // samePath compares savepoint paths in either spelling of a local one
 // Flink accepts ("file:/sp/x", "file:///sp/x"); empty is no path.
 func samePath(a, b string) bool {
-	return a != "" && savepointLocalPath(a) == savepointLocalPath(b)
-}
-
-// savepointLocalPath is a savepoint path without its "file:" scheme.
-func savepointLocalPath(p string) string {
-	if rest, ok := strings.CutPrefix(p, "file://"); ok && strings.HasPrefix(rest, "/") {
-		return rest
-	}
-	return strings.TrimPrefix(p, "file:")
+	return a != "" && bluegreen.SavepointPath(a) == bluegreen.SavepointPath(b)
 }
