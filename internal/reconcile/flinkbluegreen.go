@@ -73,6 +73,10 @@ type FlinkBlueGreenReconciler struct {
 	// deletion first seen late still has its whole deadline (see
 	// bluegreen.DeletionOverdue).
 	deletions sync.Map // types.NamespacedName → seenDeletion
+	// pruned remembers, per FlinkBlueGreenDeployment, the rollout after
+	// which its snapshots were last pruned (see pruneSnapshots): an idle
+	// reconcile lists no FlinkStateSnapshots.
+	pruned sync.Map // types.NamespacedName → string
 }
 
 // seenDeletion is when a replica first saw the deletion of the object uid.

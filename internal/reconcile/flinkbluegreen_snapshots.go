@@ -30,6 +30,10 @@ func (r *FlinkBlueGreenReconciler) pruneSnapshots(ctx context.Context, p *v1alph
 	if r.KeepSnapshots <= 0 || !p.DeletionTimestamp.IsZero() || !st.BlueGreenState.Active() {
 		return nil
 	}
+	key, after := client.ObjectKeyFromObject(p), lastRollout(p, st)
+	if done, _ := r.pruned.Load(key); done == after {
+		return nil
+	}
 	own, err := ownSnapshots(ctx, r.Client, p)
 	if err != nil {
 		return err
@@ -40,7 +44,19 @@ func (r *FlinkBlueGreenReconciler) pruneSnapshots(ctx context.Context, p *v1alph
 		}
 		logf.FromContext(ctx).Info("deleted a FlinkStateSnapshot no longer needed", "snapshot", s.Name, "path", s.Path, "keep", r.KeepSnapshots)
 	}
+	r.pruned.Store(key, after)
 	return nil
+}
+
+// lastRollout names the object and its last rollout: snapshots are pruned
+// once per rollout that ended (and once per object after a start).
+func lastRollout(p *v1alpha1.FlinkBlueGreenDeployment, st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	id := string(p.UID)
+	if n := len(st.History); n > 0 {
+		r := st.History[n-1]
+		id += "/" + r.Revision + "/" + r.StartedAt.UTC().String() + "/" + string(r.Outcome)
+	}
+	return id
 }
 
 // ownSnapshots lists the FlinkStateSnapshots bg-gitops created to
