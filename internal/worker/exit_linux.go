@@ -131,7 +131,7 @@ func limitOf(st *os.ProcessState, stderr string, req request, peak int64) error 
 	case strings.Contains(stderr, "stack overflow") || strings.Contains(stderr, "goroutine stack exceeds"):
 		return &render.LimitError{Limit: render.LimitStack, Max: req.MaxStack, Peak: peak}
 	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-		strings.Contains(stderr, "pthread_create failed"):
+		strings.Contains(stderr, "pthread_create failed") || req.MaxMemory > 0 && runtimeNilFault(stderr):
 		return &render.LimitError{Limit: render.LimitMemory, Max: req.MaxMemory, Peak: peak}
 	case !st.Sys().(syscall.WaitStatus).Signaled() && st.ExitCode() == exitCPU:
 		// Its own CPU time during this request (see cpuLimit), not
@@ -139,6 +139,24 @@ func limitOf(st *os.ProcessState, stderr string, req request, peak int64) error 
 		return &render.LimitError{Limit: render.LimitCPU, Max: int64(time.Duration(req.MaxCPU) * time.Second), Peak: peak}
 	}
 	return nil
+}
+
+// runtimeNilFault says the Go runtime itself dereferenced nil: the worker
+// is pure Go, so that is an allocation of the runtime's own that failed
+// under RLIMIT_DATA without its "out of memory" words (seen in the
+// garbage collector's span queues of Go 1.26).
+func runtimeNilFault(stderr string) bool {
+	head, rest, _ := strings.Cut(stderr, "\n")
+	if !strings.HasPrefix(head, "SIGSEGV") || !strings.Contains(rest, "addr=0x0") {
+		return false
+	}
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasPrefix(l, "goroutine ") || strings.HasPrefix(l, "PC=") || l == "" {
+			continue
+		}
+		return strings.HasPrefix(l, "runtime.") // the faulting frame
+	}
+	return false
 }
 
 // firstFatal is the line the Go runtime says why it died with, else the
