@@ -249,7 +249,7 @@ func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time
 	}
 	key, k := reuseKey(tenant, req), kindOf(req)
 	for attempt := 1; ; attempt++ {
-		pr, spare, err := p.take(key, k)
+		pr, spare, err := p.take(tenant, key, k)
 		if err != nil {
 			return answer{}, err
 		}

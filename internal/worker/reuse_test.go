@@ -8,6 +8,9 @@ package worker
 
 import (
 	"errors"
+	"net/http"
+	"os"
+	"os/exec"
 	"syscall"
 	"testing"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
 )
 
 // TestATenantsNextBuildRunsInTheWorkerOfItsLast: a worker that answered
@@ -106,4 +110,53 @@ func TestAnAnswerPastItsBoundFailsItsBuild(t *testing.T) {
 	var died *DiedError
 	assert.False(t, errors.As(err, &died), "not recorded against the revision: %v", err)
 	assert.Zero(t, p.idleCount())
+}
+
+// TestAChangesBuildRunsInTheWorkerOfItsFetch: a tenant's build takes the
+// worker its fetch ran in (one process per change), which then fetches
+// nothing more: the tenant's next fetch, and another tenant's build, get
+// workers of their own.
+func TestAChangesBuildRunsInTheWorkerOfItsFetch(t *testing.T) {
+	skipOffLinux(t)
+	bare, o, secret := gitServer(t)
+	gittest.ImportCommit(t, bare, "main", gittest.Text("app/cm.yaml", configMap),
+		gittest.Text("app/kustomization.yaml", "resources:\n- cm.yaml\n"))
+	p := &Pool{}
+	t.Cleanup(p.Close)
+	res, err := p.Fetch(t.Context(), "team-a", o, secret, "git-auth", "")
+	require.NoError(t, err)
+	objs, err := p.Build(t.Context(), res.Dir, "app", render.Options{Tenant: "team-a"})
+	require.NoError(t, err)
+	assert.Len(t, objs, 1)
+	assert.EqualValues(t, 1, p.started.Load(), "the fetch and the build of one change, one process")
+
+	_, err = p.Fetch(t.Context(), "team-a", o, secret, "git-auth", "")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, p.started.Load(), "a worker that built offline fetches nothing")
+
+	_, err = p.Build(t.Context(), res.Dir, "app", render.Options{Tenant: "team-b"})
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, p.started.Load(), "another tenant's build never runs in a tenant's fetch worker")
+}
+
+// TestAWorkerGoesOfflineForGoodAtItsFirstOfflineBuild: after a fetch, a
+// build with remote bases off takes the process offline; a fetch or a
+// build with remote bases on is refused after it.
+func TestAWorkerGoesOfflineForGoodAtItsFirstOfflineBuild(t *testing.T) {
+	skipOffLinux(t)
+	transport, client, path := http.DefaultTransport, http.DefaultClient.Transport, os.Getenv("PATH")
+	t.Cleanup(func() {
+		http.DefaultTransport, http.DefaultClient.Transport = transport, client
+		_ = os.Setenv("PATH", path)
+		wentOffline = false
+	})
+	require.NoError(t, enter(request{Fetch: &fetchRequest{}, MaxFileSize: -1}))
+	require.NoError(t, enter(request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}))
+	assert.Equal(t, path, os.Getenv("PATH"), "still online")
+	require.NoError(t, enter(request{Build: &buildRequest{}, MaxFileSize: -1}))
+	_, err := exec.LookPath("git")
+	assert.ErrorIs(t, err, exec.ErrNotFound, "offline: no git")
+	assert.Error(t, enter(request{Fetch: &fetchRequest{}, MaxFileSize: -1}))
+	assert.Error(t, enter(request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}))
+	assert.NoError(t, enter(request{Build: &buildRequest{}, MaxFileSize: -1}))
 }

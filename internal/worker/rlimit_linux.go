@@ -32,14 +32,21 @@ func rlimit(req request) error {
 			return err
 		}
 	}
-	if err := set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, openFiles, openFiles); err != nil {
-		return err
-	}
-	if req.MaxFileSize < 0 {
+	return set("RLIMIT_NOFILE", unix.RLIMIT_NOFILE, openFiles, openFiles)
+}
+
+// fileSizeLimit bounds the files the request writes (none when max is
+// negative): only ever lowered, as a fetch worker that serves a build
+// does.
+func fileSizeLimit(limit int64) error {
+	if limit < 0 {
 		return nil
 	}
-	size := uint64(max(req.MaxFileSize, fileSize))
-	return set("RLIMIT_FSIZE", unix.RLIMIT_FSIZE, size, size)
+	size := uint64(max(limit, fileSize))
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: size, Max: size}); err != nil {
+		return fmt.Errorf("RLIMIT_FSIZE: %w", err)
+	}
+	return nil
 }
 
 // resetPeak starts the measure of this process's peak memory (VmHWM, and

@@ -16,6 +16,8 @@ import (
 // rlimit: off Linux builds run in-process (Supported is false).
 func rlimit(request) error { return nil }
 
+func fileSizeLimit(int64) error { return nil }
+
 func resetPeak() {}
 
 func cpuUsed() time.Duration { return 0 }

@@ -9,6 +9,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,25 +41,24 @@ type idleProc struct {
 
 // reuseKey names what a worker may serve again: its tenant's requests of
 // its kind, with the same process-wide switches (a build worker offline
-// stays offline; a fetch worker's file size limit cannot be raised).
+// stays offline; a fetch worker's file size limit cannot be raised). A
+// fetch worker may also serve its tenant's next build (see claimIdle).
 func reuseKey(tenant string, req request) string {
 	if req.Build != nil {
 		return fmt.Sprintf("build\x00%s\x00%t", tenant, req.Build.AllowRemoteBases)
 	}
-	return fmt.Sprintf("fetch\x00%s\x00%d", tenant, req.MaxFileSize)
+	return fetchKeyPrefix(tenant) + strconv.FormatInt(req.MaxFileSize, 10)
 }
 
-// take is a started process for a request of key: the tenant's idle
-// worker if there is one, else a spare of kind k (spare is true: replace
-// it when the request is done), else a new process.
-func (p *Pool) take(key string, k kind) (pr *proc, spare bool, err error) {
+func fetchKeyPrefix(tenant string) string { return "fetch\x00" + tenant + "\x00" }
+
+// take is a started process for a request of tenant's of key: an idle
+// worker (claimIdle) if there is one, else a spare of kind k (spare is
+// true: replace it when the request is done), else a new process.
+func (p *Pool) take(tenant, key string, k kind) (pr *proc, spare bool, err error) {
 	p.init()
 	p.mu.Lock()
-	e := p.idle[key]
-	if e != nil {
-		delete(p.idle, key)
-		e.timer.Stop()
-	}
+	e := p.claimIdle(tenant, key, k)
 	p.mu.Unlock()
 	if e != nil && e.pr.alive() {
 		return e.pr, false, nil
@@ -72,6 +73,28 @@ func (p *Pool) take(key string, k kind) (pr *proc, spare bool, err error) {
 	}
 	pr, err = p.start(k, false)
 	return pr, false, err
+}
+
+// claimIdle takes the idle worker of key out, else, for a build, the
+// tenant's idle fetch worker: a change's build runs in the process its
+// fetch ran in, which goes offline for it (one process start per change
+// instead of two). Never the other way: an offline worker, or one that
+// ran a build, fetches nothing. p.mu is held.
+func (p *Pool) claimIdle(tenant, key string, k kind) *idleProc {
+	if e := p.idle[key]; e != nil {
+		p.evict(key, e)
+		return e
+	}
+	if k != builds {
+		return nil
+	}
+	for fk, e := range p.idle {
+		if strings.HasPrefix(fk, fetchKeyPrefix(tenant)) {
+			p.evict(fk, e)
+			return e
+		}
+	}
+	return nil
 }
 
 // park keeps a worker that answered for its tenant's next request of the

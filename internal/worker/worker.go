@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"sync"
 
 	"bggitops.dev/bg-gitops/internal/render"
 )
@@ -76,8 +77,14 @@ func Main() int {
 		if code := serve(req, out); code != 0 {
 			return code
 		}
+		if req.Fetch != nil {
+			warmForBuild() // the tenant's build of what it fetched comes next
+		}
 	}
 }
+
+// warmForBuild warms kustomize up in a fetch worker, once, while it waits.
+var warmForBuild = sync.OnceFunc(render.Warm)
 
 // begin sets the limits of the worker's life, at its first request.
 func begin(req request) int {
@@ -90,16 +97,37 @@ func begin(req request) int {
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	catchCPU(os.Stderr)
 	quiet()
-	if req.Build != nil && !req.Build.AllowRemoteBases {
-		offline() // for its life: the pool gives it no other build
-	}
 	return 0
+}
+
+// wentOffline: a build with remote bases off ran here, and the process
+// refuses the network for the rest of its life.
+var wentOffline bool
+
+// enter sets what req needs of the process: a build with remote bases
+// off takes it offline for good (a fetch worker then serves its tenant's
+// build: one process per change), and the request's file size limit. An
+// offline worker refuses what needs the network; the pool never sends it.
+func enter(req request) error {
+	online := req.Fetch != nil || req.Build != nil && req.Build.AllowRemoteBases
+	switch {
+	case online && wentOffline:
+		return errors.New("an offline worker was sent a request that needs the network")
+	case !online && !wentOffline:
+		offline()
+		wentOffline = true
+	}
+	return fileSizeLimit(req.MaxFileSize)
 }
 
 // serve answers one request within its own CPU time, and gives back the
 // memory it took.
 func serve(req request, out *json.Encoder) int {
 	resetPeak()
+	if err := enter(req); err != nil {
+		fmt.Fprintln(os.Stderr, "render worker:", err)
+		return exitProtocol
+	}
 	if err := cpuLimit(req.MaxCPU); err != nil {
 		fmt.Fprintln(os.Stderr, "render worker: setting its limits:", err)
 		return exitProtocol
