@@ -245,3 +245,39 @@ func TestSecretGeneratorLiteralNeverShown(t *testing.T) {
 	}
 	assert.Contains(t, c.Message, "invalid literal source ***")
 }
+
+// TestPlainSecretValueInAFailedBuildNeverShown: a build that fails on a
+// plain Secret of the repository makes kustomize print the node it could
+// not use ("node contents: [value]"); the value appears in no condition
+// or event.
+func TestPlainSecretValueInAFailedBuildNeverShown(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{
+		"kustomization.yaml": "resources: [secret.yaml]\nlabels:\n- pairs: {team: a}\n  fields:\n  - {path: stringData, kind: Secret, create: true}\n",
+		"secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: [Pl41n-S3cret-Value]\n",
+	})
+	f.create("s3cr3t-pass")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range f.get().Status.Conditions {
+				t.Logf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+	})
+	c := f.waitCondition(v1alpha1.BuildFailedCondition, "node contents")
+	t.Logf("BuildFailed: %s", c.Message)
+	var events []string
+	eventually(t, ns, "the BuildFailed event", func() bool {
+		events = eventNotes(t, ns, "GitRepository", "flink", "BuildFailed")
+		return len(events) > 0
+	})
+	for _, msg := range events {
+		assert.NotContains(t, msg, "Pl41n-S3cret-Value")
+	}
+	for _, c := range f.get().Status.Conditions {
+		assert.NotContains(t, c.Message, "Pl41n-S3cret-Value")
+	}
+	assert.Contains(t, c.Message, "node contents:\n[***]")
+}

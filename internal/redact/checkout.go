@@ -46,6 +46,12 @@ const (
 	// allocated, half a second), an ordinary kustomization a few KiB.
 	maxParsedFileBytes = 256 << 10
 	maxParsedBytes     = 1 << 20
+	// maxManifestBytes and maxParsedManifestBytes bound the manifests
+	// read (YAML and JSON files other than kustomizations: a build's
+	// reads, render.DefaultMaxBytes) and those parsed (only those that
+	// may hold a Secret are).
+	maxManifestBytes       = 32 << 20
+	maxParsedManifestBytes = 2 << 20
 )
 
 // errScanBound: the scan hit one of its bounds.
@@ -55,7 +61,9 @@ var errScanBound = errors.New("checkout scan over its bounds")
 // of the rendered set when it succeeded; when it failed, the values its
 // kustomizations generate Secrets from (kustomize quotes them in its
 // errors: a literal written "password:s3cret" instead of
-// "password=s3cret" comes back whole in "invalid literal source").
+// "password=s3cret" comes back whole in "invalid literal source"), and
+// those of the plain Secrets in its manifests (kustomize prints the node
+// it could not use, or a whole object without a name).
 func (s *Registry) NoteBuild(source types.NamespacedName, dir string, objs []*unstructured.Unstructured, err error) {
 	if s == nil {
 		return
@@ -94,10 +102,14 @@ func generatorValues(root string) *collector {
 			return nil
 		case d.IsDir() && d.Name() == ".git":
 			return filepath.SkipDir
-		case d.IsDir() || !isKustomizationFile(d.Name()):
+		case d.IsDir():
 			return nil
+		case isKustomizationFile(d.Name()):
+			return sc.kustomization(path)
+		case isManifest(d.Name()):
+			return sc.manifest(path)
 		}
-		return sc.kustomization(path)
+		return nil
 	})
 	if err != nil {
 		c.overflow()
@@ -112,6 +124,9 @@ type checkoutScan struct {
 	seen         map[string]bool // use and resolved path of each source read
 	files, bytes int
 	parsed       int // bytes of kustomizations
+	// manifestBytes and parsedManifests count the manifests read and
+	// parsed.
+	manifestBytes, parsedManifests int
 }
 
 func isKustomizationFile(name string) bool {
@@ -219,11 +234,19 @@ func (sc *checkoutScan) count() error {
 // followed) inside the checkout; nil when it does not. Its bytes count
 // against the scan's bounds, errScanBound past them.
 func (sc *checkoutScan) read(path string) ([]byte, error) {
+	data, err := readInside(sc.root, path, min(maxScannedFileBytes, maxScannedBytes-sc.bytes))
+	sc.bytes += len(data)
+	return data, err
+}
+
+// readInside reads a regular file at path that resolves inside root, nil
+// when it does not; errScanBound when it is larger than room.
+func readInside(root, path string, room int) ([]byte, error) {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, nil
 	}
-	if rel, err := filepath.Rel(sc.root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, nil
 	}
 	f, err := os.Open(real)
@@ -235,14 +258,14 @@ func (sc *checkoutScan) read(path string) ([]byte, error) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, nil
 	}
-	if fi.Size() > maxScannedFileBytes || int64(sc.bytes)+fi.Size() > maxScannedBytes {
+	if fi.Size() > int64(room) {
 		return nil, errScanBound
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxScannedFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(room)+1))
 	if err != nil {
 		return nil, nil
 	}
-	if sc.bytes += len(data); len(data) > maxScannedFileBytes || sc.bytes > maxScannedBytes {
+	if len(data) > room {
 		return nil, errScanBound // it grew
 	}
 	return data, nil
