@@ -38,6 +38,9 @@ const (
 	// ReasonURLNotAllowed: the URL policy refuses spec.url (file://, or
 	// http:// with credentials); the message names the flag that allows it.
 	ReasonURLNotAllowed = "URLNotAllowed"
+	// ReasonRedirected: the server answered with a redirect, which is
+	// never followed; the message names where to.
+	ReasonRedirected = "Redirected"
 )
 
 // Error is a fetch failure with a message a user can act on. The message
@@ -118,7 +121,10 @@ func classify(err error, o Options, u string) (reason, msg string, sentinel erro
 	var ua x509.UnknownAuthorityError
 	var ci x509.CertificateInvalidError
 	var hn x509.HostnameError
+	var redirect *redirectError
 	switch {
+	case errors.As(err, &redirect):
+		return ReasonRedirected, fmt.Sprintf("%s redirected to %s, and redirects are not followed: set spec.url to the repository's own address", u, redirect.To), nil
 	case errors.As(err, &hk) && hk.Changed:
 		return ReasonHostKeyChanged, hk.Error(), nil
 	case errors.As(err, &hk):

@@ -30,10 +30,25 @@ const maxAdvertisementBytes = 16 << 20
 // through boundedTransport, which cuts each response body at the limit of
 // the fetch that made it (found in the request's context). Requests made
 // outside a Fetch or List (no limits in the context) go out unchanged.
+//
+// No redirect is followed: a server that answers with one could point
+// the controller at another host or path (an address inside the cluster)
+// with the tenant's credentials; the fetch fails with ReasonRedirected
+// before the redirected request is made.
 func init() {
-	c := githttp.NewClient(&http.Client{Transport: boundedTransport{}})
+	c := githttp.NewClientWithOptions(&http.Client{Transport: boundedTransport{}, CheckRedirect: refuseRedirect},
+		&githttp.ClientOptions{RedirectPolicy: githttp.FollowRedirects}) // refuseRedirect decides
 	client.InstallProtocol("http", c)
 	client.InstallProtocol("https", c)
+}
+
+// redirectError: the server answered with a redirect to To.
+type redirectError struct{ To string }
+
+func (e *redirectError) Error() string { return "redirected to " + e.To }
+
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return &redirectError{To: scrubURLs(req.URL.String())}
 }
 
 // httpFetch is what boundedTransport needs to know about one Fetch.
