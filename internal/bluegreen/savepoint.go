@@ -154,6 +154,9 @@ func (d *decider) savepointProgress(x Color, a *Child, sp *v1alpha1.SavepointSta
 	}
 	deadline = d.deadline(deadline.Add(d.t.savepointTimeout))
 	switch {
+	case snap != nil && snap.Foreign != "":
+		d.savepointFailed(x, "SnapshotNotOurs", fmt.Sprintf("FlinkStateSnapshot %s was not created by bg-gitops for %s (%s), "+
+			"and a new colour starts only from a savepoint bg-gitops asked for (a retry asks under another name)", sp.Name, d.p.Name, snap.Foreign))
 	case snap != nil && snap.State == SnapshotCompleted:
 		d.savepointDone(x, a, snap, deadline)
 	case snap != nil && (snap.State == SnapshotFailed || snap.State == SnapshotAbandoned):

@@ -287,3 +287,25 @@ func TestSavepointRedeployCommittedWhileSavepointing(t *testing.T) {
 		w.fatalf("green starts from %q, want /user/sp-9", got)
 	}
 }
+
+// A FlinkStateSnapshot of the name a transition asks for that someone
+// else created first (a chosen path, COMPLETED) fails the transition: the
+// new colour is never started from it, the old one keeps running.
+func TestAForeignSnapshotOfTheSameNameFailsTheTransition(t *testing.T) {
+	w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+	newImage(w, "flink:1.20.1", "main@sha1:r2")
+	w.step()
+	s := w.snapshot()
+	s.State, s.Path, s.Foreign = SnapshotCompleted, "file:/chosen/by/someone-else", "it is not owned by orders"
+	d := w.step()
+	w.expectState(sActiveBlue, jFailing)
+	if w.children[Green] != nil {
+		w.fatalf("orders-green started from a snapshot bg-gitops did not create")
+	}
+	if m := eventMessage(d, "SnapshotNotOurs"); !strings.Contains(m, "was not created by bg-gitops for orders") {
+		w.fatalf("event %q", m)
+	}
+	if r := w.newest(); r.Outcome != v1alpha1.RolloutFailed || r.SavepointPath != "" {
+		w.fatalf("rollout %+v", r)
+	}
+}

@@ -190,6 +190,10 @@ type Snapshot struct {
 	// Created is metadata.creationTimestamp: a savepoint asked for again
 	// under the same name (a wiped status) is as old as the first ask.
 	Created time.Time
+	// Foreign says why the snapshot of that name is not one bg-gitops
+	// created for this deployment (made by someone else first); "" when it
+	// is. A transition never restores from a foreign one.
+	Foreign string
 }
 
 // Record is an observed state record: the FlinkStateSnapshot a deletion

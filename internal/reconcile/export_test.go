@@ -48,3 +48,10 @@ func NewDirectGitRepositoryReconciler(cfg *rest.Config, scheme *runtime.Scheme, 
 			AllowInsecureHTTP: true},
 	}, nil
 }
+
+// ObserveSnapshot and SnapshotObject are observeSnapshot and
+// snapshotObject, for the external tests.
+var (
+	ObserveSnapshot = observeSnapshot
+	SnapshotObject  = snapshotObject
+)

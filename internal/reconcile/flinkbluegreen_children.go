@@ -239,7 +239,27 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 	}
 	str := func(path ...string) string { v, _, _ := unstructured.NestedString(u.Object, path...); return v }
 	return &bluegreen.Snapshot{Name: u.GetName(), State: str("status", "state"), Path: str("status", "path"), Error: str("status", "error"),
-		LastCompleted: u.GetAnnotations()[v1alpha1.LastCompletedSavepointAnnotation], Created: u.GetCreationTimestamp().Time}, nil
+		LastCompleted: u.GetAnnotations()[v1alpha1.LastCompletedSavepointAnnotation], Created: u.GetCreationTimestamp().Time,
+		Foreign: foreignSnapshot(p, u)}, nil
+}
+
+// foreignSnapshot says why the FlinkStateSnapshot u is not one bg-gitops
+// created for p, "" when it is: of a job of p, and owned by p (its UID),
+// or a state record, which outlives p by design.
+func foreignSnapshot(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) string {
+	job, _, _ := unstructured.NestedString(u.Object, "spec", "jobReference", "name")
+	if job != bluegreen.ChildName(p.Name, bluegreen.Blue) && job != bluegreen.ChildName(p.Name, bluegreen.Green) {
+		return fmt.Sprintf("its job is %q, not a job of %s", job, p.Name)
+	}
+	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" {
+		return ""
+	}
+	for _, o := range u.GetOwnerReferences() {
+		if o.UID == p.UID {
+			return ""
+		}
+	}
+	return "it is not owned by " + p.Name
 }
 
 // missingFlinkCRD explains a cluster without the Flink operator's CRDs.

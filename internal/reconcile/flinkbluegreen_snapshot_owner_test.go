@@ -1,0 +1,49 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/reconcile"
+)
+
+// TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn: the snapshot
+// the controller creates for a deployment is its own; one of the same
+// name that someone created first (not owned by it, or of another job) is
+// foreign, and a state record, which outlives its deployment, is its own.
+func TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := fbgdObject(t, ns, "orders", 1, "flink:1.20.0", "")
+	require.NoError(t, env.Client.Create(ctx, p))
+	observe := func(spec *bluegreen.SnapshotSpec, mutate func(*v1alpha1.FlinkBlueGreenDeployment)) string {
+		t.Helper()
+		owner := p.DeepCopy()
+		if mutate != nil {
+			mutate(owner)
+		}
+		require.NoError(t, env.Client.Create(ctx, reconcile.SnapshotObject(owner, spec)))
+		p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: spec.Name}
+		snap, err := reconcile.ObserveSnapshot(ctx, env.Client, p)
+		require.NoError(t, err)
+		require.NotNil(t, snap)
+		return snap.Foreign
+	}
+	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-ours", JobName: "orders-blue"}, nil))
+	assert.Equal(t, "it is not owned by orders", observe(&bluegreen.SnapshotSpec{Name: "orders-sp-planted", JobName: "orders-blue"},
+		func(o *v1alpha1.FlinkBlueGreenDeployment) { o.UID = "00000000-0000-0000-0000-000000000000" }))
+	assert.Equal(t, `its job is "payments-blue", not a job of orders`,
+		observe(&bluegreen.SnapshotSpec{Name: "orders-sp-other-job", JobName: "payments-blue"}, nil))
+	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-final", JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, nil))
+}
