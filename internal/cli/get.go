@@ -269,10 +269,7 @@ func writeFBGDTable(out io.Writer, items []v1alpha1.FlinkBlueGreenDeployment, wi
 	fmt.Fprintln(tw, "NAME\tSTATE\tJOB\tACTIVE\tREVISION\tTARGET\tREADY\tAGE")
 	for _, p := range items {
 		st := p.Status
-		job := st.ActiveJobState
-		if job == "" {
-			job = string(st.JobStatus.State)
-		}
+		job := jobColumn(st)
 		target := "-"
 		if st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
 			target = short.short(st.TargetRevision)
