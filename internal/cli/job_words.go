@@ -40,8 +40,11 @@ func fbgdJobSummary(p *v1alpha1.FlinkBlueGreenDeployment, short func(string) str
 		parts = append(parts, "rollout FAILED")
 	}
 	running := "job " + orNone(treeClean(jobColumn(st)))
-	if st.ActiveJobState != "" && st.ActiveDeployment != "" {
+	switch {
+	case st.ActiveDeployment != "":
 		running += " on " + st.ActiveDeployment + " (" + short(st.ActiveRevision) + ")"
+	case st.ActiveRevision != "":
+		running += " (" + short(st.ActiveRevision) + ")"
 	}
 	parts = append(parts, running)
 	// treeTargetChild names a colour only while a rollout (or the first
