@@ -44,9 +44,8 @@ type fbgdView struct {
 const maxTreeEvents = 5
 
 // renderFBGD renders the tree of v at now. A zero now leaves out every
-// time relative to now (ages, "in 4m"): --watch compares that rendering to
-// decide whether anything changed, so the output does not churn every
-// second.
+// time relative to now (ages, "in 4m"), so that two renderings of the
+// same objects are equal.
 func renderFBGD(v fbgdView, now time.Time) string {
 	var b strings.Builder
 	p, st := v.Parent, v.Parent.Status

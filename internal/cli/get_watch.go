@@ -377,29 +377,33 @@ func (d *drawer) read(ctx context.Context) error {
 	return err
 }
 
+// draw prints the last read: the tree on a terminal (the screen cleared
+// first), lines elsewhere (drawLines), or with -o the object when it
+// changed.
 func (d *drawer) draw() error {
-	if !d.g.terminal && d.g.printer == nil {
+	switch {
+	case d.g.printer == nil && d.g.terminal:
+		text := renderFBGD(d.view, time.Now())
+		if d.missing != nil {
+			text = d.missing.Error() + "\n"
+		}
+		d.printed = true
+		_, err := io.WriteString(d.g.out, clearScreen+text)
+		return err
+	case d.g.printer == nil:
 		d.drawLines()
 		return nil
 	}
 	var text, key string
-	switch {
-	case d.missing != nil:
+	if d.missing != nil {
 		text = d.missing.Error() + "\n"
 		key = text
-	case d.g.printer != nil:
+	} else {
 		var buf bytes.Buffer
 		if err := printObject(d.g.printer, d.parent, &buf); err != nil {
 			return err
 		}
 		text, key = buf.String(), d.parent.ResourceVersion
-	default:
-		text, key = renderFBGD(d.view, time.Now()), renderFBGD(d.view, time.Time{})
-	}
-	if d.g.terminal && d.g.printer == nil {
-		_, err := io.WriteString(d.g.out, clearScreen+text)
-		d.printed = true
-		return err
 	}
 	if key == d.last {
 		return nil
