@@ -330,6 +330,9 @@ func TestGetWatchWithoutATerminalPrintsALinePerChange(t *testing.T) {
 	assert.Equal(t, "2026-03-01T12:01:02Z fbgd flink/orders: Warning Aborted: "+cases["aborted"].Parent.Status.Error, lines[3],
 		"a new Warning event, said once; the new Normal ones are in the state lines")
 	assert.NotContains(t, out.String(), "Name:")
+	d.missing = notFound(fbgdKind.short, types.NamespacedName{Namespace: "flink", Name: "orders"})
+	assert.NoError(t, d.draw())
+	assert.True(t, strings.HasSuffix(out.String(), "\n2026-03-01T12:01:02Z fbgd flink/orders not found\n"), "a deleted object is a change too")
 
 	// The Warning events of the first read happened before the watch.
 	var later strings.Builder
