@@ -106,12 +106,7 @@ func renderFBGD(v fbgdView, now time.Time) string {
 func treeColourLine(v fbgdView, colour bluegreen.Color, revs *revisionShortener) string {
 	p, st := v.Parent, v.Parent.Status
 	name := bluegreen.ChildName(p.Name, colour)
-	var c *unstructured.Unstructured
-	for _, child := range v.Children {
-		if child.GetName() == name {
-			c = child
-		}
-	}
+	c := childNamed(v, name)
 	parts := []string{name}
 	verb, rev := "revision", ""
 	switch name {
@@ -145,6 +140,17 @@ func treeColourLine(v fbgdView, colour bluegreen.Color, revs *revisionShortener)
 		parts = append(parts, "image "+treeClean(image))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// childNamed is the child FlinkDeployment of v called name; nil when it
+// is not read.
+func childNamed(v fbgdView, name string) *unstructured.Unstructured {
+	for _, c := range v.Children {
+		if c.GetName() == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // colourLabel is "Blue" or "Green".
