@@ -43,7 +43,7 @@ func newGetCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get KIND [NAME]",
 		Short: "Show FlinkBlueGreenDeployments and GitRepositories",
-		Example: `  # Where a blue/green rollout stands, as a tree; redraw on every change
+		Example: `  # Where a blue/green rollout stands, as a tree redrawn on every change (a line per change without a terminal)
   bg-gitops get fbgd orders -n flink --watch
 
   # Every GitRepository of the cluster
@@ -63,14 +63,22 @@ func newGetFBGDCommand(f *getFlags) *cobra.Command {
 		Aliases: fbgdKind.aliases,
 		Short:   "Show a FlinkBlueGreenDeployment as a tree, or list them",
 		Long: `With NAME: the state of the blue/green state machine, the active and target
-colours with their revisions, the savepoint, the deadlines that apply, both
-child FlinkDeployments as the Flink operator reports them, and the last
-events. Without NAME: a table of the FlinkBlueGreenDeployments.`,
+colours with their job's state and the revision and image each runs or rolls
+out, the savepoint, the deadlines that apply, both child FlinkDeployments as
+the Flink operator reports them, and the last events. Without NAME: a table of
+the FlinkBlueGreenDeployments.
+
+--watch on a terminal redraws the tree on every change; elsewhere (a CI log,
+a pipe) it prints one timestamped line when the state, a colour's job or the
+Ready reason changes, and one for each new Warning event.`,
 		Example: `  # The tree of one FlinkBlueGreenDeployment
   bg-gitops get fbgd orders -n flink
 
   # Follow a rollout: redraw the tree whenever the parent, a child or an event changes
   bg-gitops get fbgd orders -n flink --watch
+
+  # The same in a CI log: a timestamped line per change
+  bg-gitops get fbgd orders -n flink --watch | tee rollout.log
 
   # The object itself, with full revisions
   bg-gitops get fbgd orders -n flink -o yaml
@@ -93,7 +101,7 @@ events. Without NAME: a table of the FlinkBlueGreenDeployments.`,
 		},
 	}
 	f.addAllNamespaces(c.Flags())
-	c.Flags().BoolVarP(&f.watch, "watch", "w", false, "redraw whenever the FlinkBlueGreenDeployment, its children or its events change (until Ctrl-C)")
+	c.Flags().BoolVarP(&f.watch, "watch", "w", false, "follow the FlinkBlueGreenDeployment, its children and its events until Ctrl-C: the tree redrawn on a terminal, a timestamped line per change elsewhere")
 	return c
 }
 
@@ -269,10 +277,7 @@ func writeFBGDTable(out io.Writer, items []v1alpha1.FlinkBlueGreenDeployment, wi
 	fmt.Fprintln(tw, "NAME\tSTATE\tJOB\tACTIVE\tREVISION\tTARGET\tREADY\tAGE")
 	for _, p := range items {
 		st := p.Status
-		job := st.ActiveJobState
-		if job == "" {
-			job = string(st.JobStatus.State)
-		}
+		job := jobColumn(st)
 		target := "-"
 		if st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
 			target = short.short(st.TargetRevision)

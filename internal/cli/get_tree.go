@@ -44,9 +44,8 @@ type fbgdView struct {
 const maxTreeEvents = 5
 
 // renderFBGD renders the tree of v at now. A zero now leaves out every
-// time relative to now (ages, "in 4m"): --watch compares that rendering to
-// decide whether anything changed, so the output does not churn every
-// second.
+// time relative to now (ages, "in 4m"), so that two renderings of the
+// same objects are equal.
 func renderFBGD(v fbgdView, now time.Time) string {
 	var b strings.Builder
 	p, st := v.Parent, v.Parent.Status
@@ -65,13 +64,13 @@ func renderFBGD(v fbgdView, now time.Time) string {
 	} else {
 		field("Ready", "-")
 	}
-	field("Job", treeJobLine(st))
-	if st.ActiveDeployment != "" {
-		field("Active", fmt.Sprintf("%s, revision %s%s", st.ActiveDeployment, revs.short(st.ActiveRevision), treeChildImage(v, st.ActiveDeployment, "runs")))
+	field("Job", fbgdJobSummary(p, revs.short))
+	for _, colour := range []bluegreen.Color{bluegreen.Blue, bluegreen.Green} {
+		if line := treeColourLine(v, colour, revs); line != "" {
+			field(colourLabel(colour), line)
+		}
 	}
-	if target := treeTargetChild(p); target != "" {
-		field("Target", fmt.Sprintf("%s, revision %s%s", target, revs.short(st.TargetRevision), treeChildImage(v, target, "rolls out")))
-	} else if st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
+	if treeTargetChild(p) == "" && st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
 		field("Target", fmt.Sprintf("revision %s, not rolled out", revs.short(st.TargetRevision)))
 	}
 	spec := p.Spec.Template.Spec
@@ -98,29 +97,66 @@ func renderFBGD(v fbgdView, now time.Time) string {
 	return trimLines(b.String())
 }
 
-// treeJobLine is the job's state: FAILING with the active job RUNNING is
-// a rollout that failed while the job runs on, as the JOB column of `get`
-// shows it (RUNNING).
-func treeJobLine(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
-	job := orNone(string(st.JobStatus.State))
-	switch {
-	case st.ActiveJobState == "":
-		return job
-	case st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning):
-		return jobPhrase(st)
-	}
-	return job + ", active job " + treeClean(st.ActiveJobState)
-}
-
-// treeChildImage is ", runs IMAGE": the image on child name's spec, what
-// its job runs (or rolls out); empty when the child is not read.
-func treeChildImage(v fbgdView, name, verb string) string {
-	for _, c := range v.Children {
-		if c.GetName() == name && treeString(c, "spec", "image") != "" {
-			return ", " + verb + " " + treeClean(treeString(c, "spec", "image"))
+// treeColourLine is one colour's FlinkDeployment: its part in the
+// rollout (active, target), its job's state as the Flink operator reports
+// it, and the revision and image it runs or rolls out. A colour the status
+// names but that is not read (not created yet, the Flink CRDs not
+// readable) shows what the status says; a colour neither named nor read
+// has no line.
+func treeColourLine(v fbgdView, colour bluegreen.Color, revs *revisionShortener) string {
+	p, st := v.Parent, v.Parent.Status
+	name := bluegreen.ChildName(p.Name, colour)
+	c := childNamed(v, name)
+	parts := []string{name}
+	verb, rev := "revision", ""
+	switch name {
+	case st.ActiveDeployment:
+		parts = append(parts, "active")
+		verb, rev = "runs", st.ActiveRevision
+	case treeTargetChild(p):
+		parts = append(parts, "target")
+		verb, rev = "rolls out", st.TargetRevision
+	default:
+		if c == nil {
+			return ""
 		}
 	}
-	return ""
+	if c == nil {
+		return strings.Join(append(parts, "not created", verb+" "+revs.short(rev)), ", ")
+	}
+	if c.GetDeletionTimestamp() != nil {
+		parts = append(parts, "deleting")
+	}
+	if treeString(c, "spec", "job", "state") == v1alpha1.JobStateSuspended {
+		parts = append(parts, "suspended")
+	}
+	parts = append(parts, "job "+orNone(treeClean(treeString(c, "status", "jobStatus", "state"))))
+	// What the child carries is what it runs, whatever the status says.
+	if r := c.GetAnnotations()[v1alpha1.RevisionAnnotation]; r != "" {
+		rev = r
+	}
+	parts = append(parts, verb+" "+revs.short(rev))
+	if image := treeString(c, "spec", "image"); image != "" {
+		parts = append(parts, "image "+treeClean(image))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// childNamed is the child FlinkDeployment of v called name; nil when it
+// is not read.
+func childNamed(v fbgdView, name string) *unstructured.Unstructured {
+	for _, c := range v.Children {
+		if c.GetName() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// colourLabel is "Blue" or "Green".
+func colourLabel(c bluegreen.Color) string {
+	s := strings.ToLower(string(c))
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // trimLines drops the blanks tabwriter pads an empty last cell with.

@@ -192,6 +192,25 @@ func TestGetTreeGolden(t *testing.T) {
 	}
 }
 
+// TestGetTreeSaysEachColoursJobInTheWordsOfTheJobColumn: while green
+// starts, the tree's Job: line names the job that runs as the JOB column
+// of `get fbgd` does (RUNNING on blue, not the status's RECONCILING
+// summary), and each colour has a line with its own job state and the
+// revision and image it runs or rolls out.
+func TestGetTreeSaysEachColoursJobInTheWordsOfTheJobColumn(t *testing.T) {
+	v := treeCases()["transitioning"]
+	v.Children[1] = treeChild("GREEN", treeRev2, "DEPLOYED", "RECONCILING", "", 20*time.Second)
+	tree := renderFBGD(v, time.Time{})
+	assert.Contains(t, tree, "\nJob:          job RUNNING on orders-blue (main@1a2b3c4), rolling out main@9f8e7d6 to orders-green\n")
+	assert.Contains(t, tree, "\nBlue:         orders-blue, active, job RUNNING, runs main@1a2b3c4, image flink:1.20.0\n")
+	assert.Contains(t, tree, "\nGreen:        orders-green, target, job RECONCILING, rolls out main@9f8e7d6, image flink:1.20.1\n")
+
+	var table strings.Builder
+	writeFBGDTable(&table, []v1alpha1.FlinkBlueGreenDeployment{*v.Parent}, false, time.Time{})
+	assert.Contains(t, table.String(), " RUNNING ", "the JOB column")
+	assert.NotContains(t, tree, "RECONCILING, active job", "one word for the job, not two")
+}
+
 func TestGetRevisionShortenerNeverAmbiguous(t *testing.T) {
 	a := "main@sha1:1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"
 	b := "main@sha1:1a2b3c4d5e6f7081ffffffffffffffffffffffff"

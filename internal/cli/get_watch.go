@@ -5,7 +5,8 @@ Licensed under the Apache License, Version 2.0.
 */
 
 // `bg-gitops get fbgd NAME --watch`: reads the objects of the tree and draws it
-// again on every change the API server's watches report.
+// again on every change the API server's watches report (on a terminal), or
+// prints a line for each change (get_watch_lines.go).
 
 package cli
 
@@ -251,8 +252,9 @@ const clearScreen = "\x1b[H\x1b[2J"
 // draws again on every change of the parent, its children, its snapshots
 // and its events, until ctx ends or Ctrl-C. On a terminal the screen is
 // redrawn (and relative times tick every second, from the last read);
-// elsewhere a new tree follows the last one, after a blank line, only
-// when something other than a relative time changed.
+// elsewhere a timestamped line is printed when where the object stands
+// changed, and one for each new Warning event (drawLines); with -o the
+// object is printed again when it changed.
 func (g *fbgdGetter) watch(parent context.Context, cfg *rest.Config) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -342,6 +344,12 @@ type drawer struct {
 	missing error
 	last    string
 	printed bool
+	// lines prints the lines of a watch without a terminal; seenEvents
+	// are the events already read, whose Warnings were said.
+	lines      *progress
+	seenEvents map[string]bool
+	// now is the clock of those lines; nil is time.Now.
+	now func() time.Time
 }
 
 // read replaces the last read; after a failed read the last one stays.
@@ -369,33 +377,71 @@ func (d *drawer) read(ctx context.Context) error {
 	return err
 }
 
+// draw prints the last read: the tree on a terminal (the screen cleared
+// first), lines elsewhere (drawLines), or with -o the object when it
+// changed.
 func (d *drawer) draw() error {
-	var text, key string
 	switch {
-	case d.missing != nil:
+	case d.g.printer == nil && d.g.terminal:
+		text := renderFBGD(d.view, time.Now())
+		if d.missing != nil {
+			text = d.missing.Error() + "\n"
+		}
+		d.printed = true
+		_, err := io.WriteString(d.g.out, clearScreen+text)
+		return err
+	case d.g.printer == nil:
+		d.drawLines()
+		return nil
+	}
+	var text, key string
+	if d.missing != nil {
 		text = d.missing.Error() + "\n"
 		key = text
-	case d.g.printer != nil:
+	} else {
 		var buf bytes.Buffer
 		if err := printObject(d.g.printer, d.parent, &buf); err != nil {
 			return err
 		}
 		text, key = buf.String(), d.parent.ResourceVersion
-	default:
-		text, key = renderFBGD(d.view, time.Now()), renderFBGD(d.view, time.Time{})
-	}
-	if d.g.terminal && d.g.printer == nil {
-		_, err := io.WriteString(d.g.out, clearScreen+text)
-		d.printed = true
-		return err
 	}
 	if key == d.last {
 		return nil
 	}
-	if d.printed && d.g.printer == nil {
-		text = "\n" + text
-	}
 	d.last, d.printed = key, true
 	_, err := io.WriteString(d.g.out, text)
 	return err
+}
+
+// drawLines prints, without a terminal, a timestamped line when where the
+// object stands changed (watchLine), and one for each new Warning event.
+// The events of the first read happened before the watch: they are not
+// changes.
+func (d *drawer) drawLines() {
+	if d.lines == nil {
+		clock := d.now
+		if clock == nil {
+			clock = time.Now
+		}
+		d.lines = &progress{out: d.g.out, now: clock, last: map[string]string{}}
+		d.seenEvents = map[string]bool{}
+	}
+	const state = "state"
+	if d.missing != nil {
+		d.lines.report(state, d.missing.Error())
+		d.printed = true
+		return
+	}
+	d.lines.report(state, watchLine(d.view))
+	for _, e := range d.view.Events {
+		k := eventKey(e)
+		if d.seenEvents[k] {
+			continue
+		}
+		d.seenEvents[k] = true
+		if d.printed && e.Type == corev1.EventTypeWarning {
+			d.lines.report(k, watchWarning(objectID(fbgdKind.short, d.view.Parent), e))
+		}
+	}
+	d.printed = true
 }

@@ -73,21 +73,25 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// trees splits the output of --watch without a terminal: trees follow
-// each other after a blank line, and a tree has none.
-func trees(out string) []string {
-	var ts []string
-	for _, t := range strings.Split(out, "\n\n") {
-		if t = strings.TrimSpace(t); t != "" {
-			ts = append(ts, t+"\n")
+// watchLines splits the output of --watch without a terminal into its
+// lines, each without its timestamp, which must lead it.
+func watchLines(t *testing.T, out string) []string {
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
 		}
+		stamp, rest, ok := strings.Cut(l, " ")
+		_, err := time.Parse(time.RFC3339, stamp)
+		require.True(t, ok && err == nil, "a line without its timestamp: %q", l)
+		ls = append(ls, rest)
 	}
-	return ts
+	return ls
 }
 
-// stateOf is the State: line of a tree.
-func stateOf(tree string) string {
-	m := regexp.MustCompile(`(?m)^State:\s+(\S+)`).FindStringSubmatch(tree)
+// lineState is the state a line of --watch names; "" for a Warning's.
+func lineState(line string) string {
+	m := regexp.MustCompile(`^fbgd [^:]+: ([A-Z_]+),`).FindStringSubmatch(line)
 	if m == nil {
 		return ""
 	}
@@ -95,15 +99,17 @@ func stateOf(tree string) string {
 }
 
 // TestGetFBGDWatch follows a real blue/green transition, pushed to Git,
-// with `get fbgd --watch` writing to a pipe (no terminal).
+// with `get fbgd --watch` writing to a pipe (no terminal): one timestamped
+// line per change, never a tree.
 //
-// Which intermediate trees it prints is not deterministic: the watch
+// Which intermediate lines it prints is not deterministic: the watch
 // coalesces the changes that arrive while it reads, and the simulated
 // Flink operator and the controller race (a child's STABLE may land before
-// or after the parent moves on). So the golden files hold the first tree
+// or after the parent moves on). So the golden files hold the first line
 // (before the push) and the last (the new colour active, the old one
 // gone), and the states in between must only move forward in FLIP-503's
-// order, each printed tree differing from the one before.
+// order, each line differing from the one before. The tree of the end
+// state, read once, is golden too.
 func TestGetFBGDWatch(t *testing.T) {
 	env := cluster(t)
 	ns := newNamespace(t, env)
@@ -145,7 +151,7 @@ func TestGetFBGDWatch(t *testing.T) {
 	root.SetArgs(append([]string{"get", "fbgd", "job", "--watch"}, kc...))
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
-	eventually(t, "the first tree", func() bool { return len(trees(out.String())) > 0 })
+	eventually(t, "the first line", func() bool { return strings.HasSuffix(out.String(), "\n") })
 
 	r.replace("app/fbgd.yaml", "image: flink:1.20.0", "image: flink:1.20.1")
 	sha2 := r.commit("green")
@@ -154,12 +160,12 @@ func TestGetFBGDWatch(t *testing.T) {
 	eventually(t, "green active with the second commit, blue gone", settled("GREEN", sha2))
 
 	m := masker{names: map[string]string{ns: "<ns>"}, shas: map[string]string{sha1: "<commit-1>", sha2: "<commit-2>"}}
-	// The watch has caught up once its last tree is the tree of what the
+	// The watch has caught up once its last line is the line of what the
 	// cluster holds now.
-	eventually(t, "the tree of green active", func() bool {
-		ts := trees(out.String())
+	eventually(t, "the line of green active", func() bool {
+		ls := watchLines(t, out.String())
 		v, err := readFBGDView(context.Background(), env.Client, types.NamespacedName{Namespace: ns, Name: "job"})
-		return err == nil && len(ts) > 1 && m.mask(ts[len(ts)-1]) == m.mask(renderFBGD(v, time.Now()))
+		return err == nil && len(ls) > 1 && ls[len(ls)-1] == watchLine(v)
 	})
 	cancel()
 	select {
@@ -169,26 +175,35 @@ func TestGetFBGDWatch(t *testing.T) {
 		t.Fatal("--watch did not stop when its context ended")
 	}
 	assert.Empty(t, errOut.String())
+	assert.NotContains(t, out.String(), "Name:", "no tree without a terminal")
 
-	ts := trees(out.String())
-	golden(t, filepath.Join("testdata", "get", "watch-first.golden"), m.mask(ts[0]))
-	golden(t, filepath.Join("testdata", "get", "watch-last.golden"), m.mask(ts[len(ts)-1]))
+	ls := watchLines(t, out.String())
+	golden(t, filepath.Join("testdata", "get", "watch-first.golden"), m.mask(ls[0])+"\n")
+	golden(t, filepath.Join("testdata", "get", "watch-last.golden"), m.mask(ls[len(ls)-1])+"\n")
 	order := map[string]int{"ACTIVE_BLUE": 0, "SAVEPOINTING_BLUE": 1, "TRANSITIONING_TO_GREEN": 2, "ACTIVE_GREEN": 3}
 	last, seen := -1, []string{}
-	for i, tree := range ts {
-		s := stateOf(tree)
+	for i, line := range ls {
+		if i > 0 {
+			assert.NotEqual(t, ls[i-1], line, "line %d is printed again unchanged", i)
+		}
+		s := lineState(line)
+		if s == "" {
+			t.Logf("line %d: %s", i, line)
+			continue
+		}
 		pos, ok := order[s]
-		require.True(t, ok, "tree %d: state %q is not on the way from blue to green:\n%s", i, s, tree)
-		require.GreaterOrEqual(t, pos, last, "tree %d goes back to %s after %v", i, s, seen)
+		require.True(t, ok, "line %d: state %q is not on the way from blue to green: %s", i, s, line)
+		require.GreaterOrEqual(t, pos, last, "line %d goes back to %s after %v", i, s, seen)
 		if pos != last {
 			seen = append(seen, s)
 		}
 		last = pos
-		if i > 0 {
-			assert.NotEqual(t, ts[i-1], tree, "tree %d is printed again unchanged", i)
-		}
 	}
-	t.Logf("states seen: %v in %d trees", seen, len(ts))
+	t.Logf("states seen: %v in %d lines:\n%s", seen, len(ls), out.String())
+
+	res = runCLI(t, append([]string{"get", "fbgd", "job"}, kc...)...)
+	require.Equal(t, 0, res.code, res.stderr)
+	golden(t, filepath.Join("testdata", "get", "tree-green-active.golden"), m.mask(res.stdout))
 
 	// The table of the namespace, and the object with its full revision.
 	res = runCLI(t, append([]string{"get", "fbgd"}, kc...)...)
@@ -276,25 +291,59 @@ func TestGetWatchRestarts(t *testing.T) {
 	}
 }
 
-// TestGetWatchDrawsOnlyChanges: without a terminal a tree is printed again
-// only when more than its relative times changed, after a blank line; on
-// a terminal every draw clears the screen.
-func TestGetWatchDrawsOnlyChanges(t *testing.T) {
+// TestGetWatchWithoutATerminalPrintsALinePerChange: without a terminal
+// --watch prints a timestamped line, in the words of the tree's Job: line,
+// when the state, a colour's job or the Ready reason changed, and one per
+// new Warning event; never a tree, nothing for a read that changed
+// nothing (a resourceVersion bump, time passing), nothing for the events
+// that were there before the watch. On a terminal every draw clears the
+// screen and draws the tree.
+func TestGetWatchWithoutATerminalPrintsALinePerChange(t *testing.T) {
 	cases := treeCases()
 	var out strings.Builder
-	d := &drawer{g: &fbgdGetter{out: &out}, view: cases["active"]}
+	now := treeNow
+	d := &drawer{g: &fbgdGetter{out: &out}, view: cases["active"], now: func() time.Time { return now }}
 	assert.NoError(t, d.draw())
-	first := out.String()
-	assert.NoError(t, d.draw(), "the same view a moment later: ages moved on, nothing else")
-	assert.Equal(t, first, out.String())
+	assert.Equal(t, "2026-03-01T12:00:00Z fbgd flink/orders: ACTIVE_BLUE, job RUNNING on orders-blue (main@1a2b3c4); "+
+		"orders-blue RUNNING; Ready True, Running\n", out.String())
+
+	bumped := cases["active"]
+	bumped.Parent = bumped.Parent.DeepCopy()
+	bumped.Parent.ResourceVersion = "2"
+	bumped.Parent.Status.LastReconciledTimestamp = treeAt(time.Minute)
+	d.view, now = bumped, now.Add(time.Minute)
+	assert.NoError(t, d.draw())
+	assert.Equal(t, 1, strings.Count(out.String(), "\n"), "a read that changed nothing a user reads prints nothing:\n%s", out.String())
+
+	now = now.Add(time.Second)
 	d.view = cases["savepointing"]
 	assert.NoError(t, d.draw())
-	assert.True(t, strings.HasPrefix(out.String()[len(first):], "\nName:"), "a blank line, then the new tree")
-	assert.Len(t, trees(out.String()), 2)
+	now = now.Add(time.Second)
+	d.view = cases["aborted"]
+	assert.NoError(t, d.draw())
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 4, out.String())
+	assert.Equal(t, "2026-03-01T12:01:01Z fbgd flink/orders: SAVEPOINTING_BLUE, job RUNNING on orders-blue (main@1a2b3c4), "+
+		"rolling out main@9f8e7d6 to orders-green; orders-blue RUNNING; Ready False, Savepointing", lines[1])
+	assert.Equal(t, "2026-03-01T12:01:02Z fbgd flink/orders: ACTIVE_BLUE, rollout FAILED, job RUNNING on orders-blue (main@1a2b3c4); "+
+		"orders-blue RUNNING, orders-green FINISHED (suspended); Ready False, Aborted", lines[2])
+	assert.Equal(t, "2026-03-01T12:01:02Z fbgd flink/orders: Warning Aborted: "+cases["aborted"].Parent.Status.Error, lines[3],
+		"a new Warning event, said once; the new Normal ones are in the state lines")
+	assert.NotContains(t, out.String(), "Name:")
+	d.missing = notFound(fbgdKind.short, types.NamespacedName{Namespace: "flink", Name: "orders"})
+	assert.NoError(t, d.draw())
+	assert.True(t, strings.HasSuffix(out.String(), "\n2026-03-01T12:01:02Z fbgd flink/orders not found\n"), "a deleted object is a change too")
+
+	// The Warning events of the first read happened before the watch.
+	var later strings.Builder
+	d = &drawer{g: &fbgdGetter{out: &later}, view: cases["aborted"], now: func() time.Time { return now }}
+	assert.NoError(t, d.draw())
+	assert.Equal(t, 1, strings.Count(later.String(), "\n"), later.String())
 
 	var term strings.Builder
 	d = &drawer{g: &fbgdGetter{out: &term, terminal: true}, view: cases["active"]}
 	assert.NoError(t, d.draw())
 	assert.NoError(t, d.draw())
 	assert.Equal(t, 2, strings.Count(term.String(), clearScreen), "a terminal is redrawn, relative times tick")
+	assert.Contains(t, term.String(), clearScreen+"Name:         orders\n")
 }

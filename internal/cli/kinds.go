@@ -114,8 +114,8 @@ func progressSuffix(conds []metav1.Condition) string {
 // longer RECONCILING; a FAILING job or Stalled is a failure.
 func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 	st := p.Status
-	line := fmt.Sprintf("%s: %s, %s, revision %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)),
-		jobPhrase(st), orNone(st.ActiveRevision))
+	// The words of wait's lines and of the tree's Job: line.
+	line := fmt.Sprintf("%s: %s, %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)), fbgdJobSummary(p, shortRevision))
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
@@ -137,7 +137,7 @@ func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 // is a rollout that failed: "rollout FAILED, job RUNNING", as the JOB
 // column of `get` shows it.
 func jobPhrase(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
-	if st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning) {
+	if rolloutFailed(st) {
 		return "rollout FAILED, job RUNNING"
 	}
 	return "job " + orNone(string(st.JobStatus.State))

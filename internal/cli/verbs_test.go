@@ -99,7 +99,7 @@ func TestPromoteAndAbortWait(t *testing.T) {
 
 	res := runCLI(t, append([]string{"promote", "fbgd", "job", "--wait", "--timeout", "40s"}, kc...)...)
 	require.Equal(t, 0, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	assert.Equal(t, "fbgd "+ns+"/job: ACTIVE_GREEN, job RUNNING, revision "+rev2, lastLine(res.stdout))
+	assert.Equal(t, "fbgd "+ns+"/job: ACTIVE_GREEN, job RUNNING on job-green ("+shortRevision(rev2)+")", lastLine(res.stdout))
 	p := getFBGD(t, env, ns, "job")
 	assert.Equal(t, p.Annotations[v1alpha1.PromoteRequestedAtAnnotation], p.Status.LastHandledPromoteAt)
 	assert.NotNil(t, p.Status.Savepoint, "promoted green started from a savepoint of blue")
@@ -108,7 +108,7 @@ func TestPromoteAndAbortWait(t *testing.T) {
 	res = runCLI(t, append([]string{"abort", "flinkbluegreendeployment", "job", "--wait", "--timeout", "40s"}, kc...)...)
 	require.Equal(t, 0, res.code, "an abort that keeps the old colour succeeded; stdout: %s\nstderr: %s", res.stdout, res.stderr)
 	assert.Contains(t, lastLine(res.stdout), "fbgd "+ns+"/job: ACTIVE_GREEN")
-	assert.Contains(t, lastLine(res.stdout), "revision "+rev2, "the old colour stays")
+	assert.Contains(t, lastLine(res.stdout), "job RUNNING on job-green ("+shortRevision(rev2)+")", "the old colour stays")
 	blue, _ := flinkChild(env, ns, "job-blue")
 	assert.Equal(t, "suspended", nestedString(blue, "spec", "job", "state"))
 }

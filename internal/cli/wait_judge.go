@@ -129,15 +129,12 @@ func stalled(conds []metav1.Condition) string {
 	return ""
 }
 
-// fbgdLine is a progress line: state, job, active and target revision.
+// fbgdLine is a progress line: the state, then the job in the words of
+// the tree's Job: line (fbgdJobSummary).
 func fbgdLine(p *v1alpha1.FlinkBlueGreenDeployment) string {
 	st := p.Status
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s, job %s, active %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)),
-		orNone(string(st.JobStatus.State)), shortRevision(st.ActiveRevision))
-	if st.BlueGreenState.InProgress() {
-		fmt.Fprintf(&b, ", rolling out %s", shortRevision(st.TargetRevision))
-	}
+	fmt.Fprintf(&b, "%s: %s, %s", objectID("fbgd", p), orNone(string(st.BlueGreenState)), fbgdJobSummary(p, shortRevision))
 	if c := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ReconcilingCondition); c != nil && c.Status == "True" && c.Message != "" {
 		b.WriteString(": " + c.Message)
 	}

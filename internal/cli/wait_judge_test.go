@@ -60,8 +60,9 @@ func TestFBGDRevisionJudge(t *testing.T) {
 		{name: "not yet applied", obj: stampedFBGD(rev(shaA), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
 			JobStatus: running, ActiveRevision: rev(shaA)}), contains: "waiting for bbbbbbbbbbbb to be applied"},
 		{name: "transitioning", obj: stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.TransitioningToGreen,
-			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobReconciling}, ActiveRevision: rev(shaA), TargetRevision: rev(shaB)}),
-			contains: "TRANSITIONING_TO_GREEN, job RECONCILING, active aaaaaaaaaaaa, rolling out bbbbbbbbbbbb"},
+			JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobReconciling}, ActiveDeployment: "job-blue", ActiveJobState: "RUNNING",
+			ActiveRevision: rev(shaA), TargetRevision: rev(shaB)}),
+			contains: "TRANSITIONING_TO_GREEN, job RUNNING on job-blue (aaaaaaaaaaaa), rolling out bbbbbbbbbbbb to job-green"},
 		{name: "live", obj: stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveGreen,
 			JobStatus: running, ActiveDeployment: "job-green", ActiveRevision: rev(shaB), TargetRevision: rev(shaB)}),
 			done: true, contains: "bbbbbbbbbbbb is live on job-green, job RUNNING"},
@@ -99,6 +100,30 @@ func TestFBGDRevisionJudge(t *testing.T) {
 			assert.Contains(t, v.line, tc.contains)
 		})
 	}
+}
+
+// TestWaitLinesSayTheJobInTheWordsOfTheJobColumn: the progress lines of
+// a wait name the job that runs with the state the JOB column of `get`
+// shows (status.activeJobState) and on which colour at which revision,
+// not the status's RECONCILING summary of the rollout; an aborted rollout
+// whose old colour runs on reads "rollout FAILED, job RUNNING", as the
+// tree's Job: line does, not "job FAILING".
+func TestWaitLinesSayTheJobInTheWordsOfTheJobColumn(t *testing.T) {
+	under := stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.SavepointingBlue,
+		JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobReconciling}, ActiveDeployment: "job-blue", ActiveJobState: "RUNNING",
+		ActiveRevision: rev(shaA), TargetRevision: rev(shaB)})
+	v := (&fbgdRevision{want: commitRef(shaB)}).judge(under)
+	require.NoError(t, v.err)
+	assert.Equal(t, "fbgd ns/job: SAVEPOINTING_BLUE, job RUNNING on job-blue (aaaaaaaaaaaa), rolling out bbbbbbbbbbbb to job-green", v.line)
+	assert.Equal(t, v.line, "fbgd ns/job: SAVEPOINTING_BLUE, "+fbgdJobSummary(under, shortRevision), "the tree's Job: line, in full revisions")
+
+	aborted := stampedFBGD(rev(shaB), v1alpha1.FlinkBlueGreenDeploymentStatus{BlueGreenState: v1alpha1.ActiveBlue,
+		JobStatus: v1alpha1.JobStatus{State: v1alpha1.JobFailing}, ActiveDeployment: "job-blue", ActiveJobState: "RUNNING",
+		ActiveRevision: rev(shaA), TargetRevision: rev(shaB), Error: "transition to job-green aborted: not ready"})
+	v = (&fbgdRevision{want: commitRef(shaB)}).judge(aborted)
+	require.Equal(t, exitFailed, exitCode(v.err))
+	assert.Equal(t, "fbgd ns/job: ACTIVE_BLUE, rollout FAILED, job RUNNING on job-blue (aaaaaaaaaaaa)", v.line)
+	assert.NotContains(t, v.line, "FAILING")
 }
 
 // handledSpec records p's spec as the one the controller last acted on,
