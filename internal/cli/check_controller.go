@@ -12,6 +12,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -35,7 +36,7 @@ const leaderElectionID = manager.LeaderElectionID
 
 // receiverService is the Service of config/manager in front of the push
 // webhook receiver.
-const receiverService = "bg-gitops-receiver"
+const receiverService = manager.ReceiverService
 
 const installFix = "kubectl apply -k config/default (docs/install.md)"
 
@@ -191,8 +192,13 @@ func leaseStaleAfter(l *coordinationv1.Lease) time.Duration {
 func (k *checker) receiver(ctx context.Context) []checkLine {
 	var lines []checkLine
 	for _, c := range k.controllers {
-		if v, _ := c.flag("receiver-bind-address"); v == "0" {
+		v, _ := c.flag("receiver-bind-address")
+		if v == "0" {
 			lines = append(lines, passed("receiver of %s/%s: off (--receiver-bind-address=0): no push webhooks", c.d.Namespace, c.d.Name))
+			continue
+		}
+		if loopback(v) {
+			lines = append(lines, k.localReceiverLine(ctx, c, v))
 			continue
 		}
 		lines = append(lines, k.receiverLine(ctx, c))
@@ -223,6 +229,29 @@ func (k *checker) receiverLine(ctx context.Context, c *controllerDeployment) che
 		ext = "none (no --receiver-external-url: GitRepositories show status.webhookPath only)"
 	}
 	return passed("receiver: Service %s has %d ready endpoint(s); external URL %s", name, ready, ext)
+}
+
+// loopback: addr (host:port) is on this machine's loopback only, as a
+// controller run by `bg-gitops dev` binds it.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// localReceiverLine: a receiver on the loopback has no Service (endpoints
+// may not name a loopback address); it is checked by asking it directly,
+// which works only on the machine it runs on.
+func (k *checker) localReceiverLine(ctx context.Context, c *controllerDeployment, addr string) checkLine {
+	what := fmt.Sprintf("receiver of %s/%s: listens on %s only (a controller on this machine)", c.d.Namespace, c.d.Name, addr)
+	if err := k.probe(ctx, "http://"+addr+"/"); err != nil {
+		return failing(fmt.Sprintf("kubectl -n %s describe deployment %s: is the controller still running?", c.d.Namespace, c.d.Name),
+			"%s: %v", what, err)
+	}
+	return passed("%s, and answers", what)
 }
 
 // readyEndpoints counts the ready endpoints of a Service's EndpointSlices.

@@ -12,9 +12,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -177,4 +181,30 @@ func TestReplicasWithoutLeaderElectionFail(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, checkFailed, lines[0].state)
 	assert.Contains(t, lines[0].text, "2 replicas without --leader-elect")
+}
+
+// A controller whose receiver listens on the loopback (bg-gitops dev) has
+// no Service to route to it: the check asks the address itself, and fails
+// when nothing answers there.
+func TestLoopbackReceiverIsAskedDirectly(t *testing.T) {
+	listening := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusMethodNotAllowed) // the receiver's answer to a GET
+	}))
+	defer listening.Close()
+	for _, tc := range []struct {
+		addr string
+		want checkState
+	}{
+		{strings.TrimPrefix(listening.URL, "http://"), checkOK},
+		{freeAddress(t), checkFailed},
+	} {
+		d := &appsv1.Deployment{}
+		d.Namespace, d.Name = "bg-gitops-system", "bg-gitops-controller"
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "controller", Args: []string{"--receiver-bind-address=" + tc.addr}}}
+		k := &checker{controllers: []*controllerDeployment{newControllerDeployment(d)}, http: &http.Client{Timeout: 5 * time.Second}}
+		lines := k.receiver(context.Background())
+		require.Len(t, lines, 1)
+		assert.Equal(t, tc.want, lines[0].state, "%s: %s", tc.addr, lines[0].text)
+		assert.Contains(t, lines[0].text, "listens on "+tc.addr+" only")
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,9 +46,18 @@ applies overlays/staging and writes commit statuses to Gitea.
 blue/green from a savepoint, a job that never becomes ready (aborted, the old
 colour keeps running, a failure status on the commit), and the fix.
 
-Without --exit it keeps running until Ctrl-C and prints how to look around;
-Ctrl-C stops everything it started and removes the temporary directory;
-so do SIGTERM, SIGHUP and a closed standard output (the reader of a pipe gone).
+Without --exit it keeps running until Ctrl-C: it prints how to look around
+and how to try a failure, then the timeline of every commit pushed to the
+repository (yours too) and what it causes. Ctrl-C stops everything it
+started and removes the temporary directory, and says so; so do SIGTERM,
+SIGHUP and a closed standard output (the reader of a pipe gone).
+Killed with SIGKILL it cannot clean up: etcd, kube-apiserver and Gitea die
+with it (the kernel kills them), but the temporary directory
+($TMPDIR/bg-gitops-dev-*) stays behind; remove it by hand.
+
+The controller runs inside this process; it is published as the Deployment
+bg-gitops-system/bg-gitops-controller (nothing runs its pods) so that
+'bg-gitops check' and 'bg-gitops version' find it.
 It needs kube-apiserver, etcd and gitea in bin/ ('make tools').`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDev(cmd.OutOrStdout(), f) },
@@ -63,7 +73,7 @@ func runDev(out io.Writer, f *devFlags) error {
 	ctx, out, stop := devContext(out)
 	defer stop()
 	started := time.Now()
-	opts := devenv.Options{Out: out}
+	opts := devenv.Options{Out: out, Version: cliVersion()}
 	if f.verbose {
 		opts.ControllerLog = os.Stderr
 	}
@@ -74,18 +84,13 @@ func runDev(out io.Writer, f *devFlags) error {
 		}
 		return fmt.Errorf("start the local environment: %w", err)
 	}
-	defer func() {
-		fmt.Fprintln(out, "\nstopping: controller, gitea, kube-apiserver, etcd; removing", env.Dir)
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop:", err)
-		}
-	}()
+	defer stopDev(out, env)
 	env.Logf("environment ready in %.1fs", time.Since(started).Seconds())
 
+	story := env.NewStory()
 	var storyErr error
 	if f.scenario {
-		storyErr = env.NewStory().Run(ctx)
-		if storyErr != nil && ctx.Err() != nil {
+		if storyErr = story.Run(ctx); storyErr != nil && ctx.Err() != nil {
 			return &exitError{code: 130, err: errors.New("interrupted")}
 		}
 		if storyErr == nil {
@@ -99,38 +104,73 @@ func runDev(out io.Writer, f *devFlags) error {
 	if storyErr != nil {
 		fmt.Fprintf(out, "\nthe story FAILED: %v\n(the environment keeps running so you can look; Ctrl-C to stop)\n", storyErr)
 	}
-	<-ctx.Done()
+	fmt.Fprintln(out, "\n── timeline of main: your pushes and what they cause (Ctrl-C stops)")
+	story.Watch(ctx)
 	return storyErr
 }
 
-func printLookAround(out io.Writer, env *devenv.Env) {
-	kubectl := filepath.Join(env.Kube.BinDir, "kubectl")
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, kubectl); err == nil && !filepath.IsAbs(rel) && len(rel) < len(kubectl) {
-			kubectl = rel
-		}
+// stopDev stops the environment; Stop prints each thing once it stopped.
+func stopDev(out io.Writer, env *devenv.Env) {
+	fmt.Fprintln(out, "\nstopping the local environment")
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop:", err)
 	}
-	g := env.Gitea
-	fmt.Fprintf(out, `
+}
+
+// lookAroundText is the text printed once the environment runs; %[n]s
+// are the arguments of printLookAround.
+const lookAroundText = `
 ── look around (Ctrl-C stops everything and removes %[1]s)
 
   export KUBECONFIG=%[2]s
+  %[12]s get fbgd %[5]s -n %[4]s --watch   # the rollout as a tree, redrawn on each change
+  %[12]s history fbgd %[5]s -n %[4]s       # its past rollouts
+  %[12]s check   # the cluster, the CRDs, the controller
   %[3]s get bggr,fbgd -A
-  %[3]s get flinkdeployments,flinkstatesnapshots -n %[4]s
-  %[3]s describe fbgd %[5]s -n %[4]s
 
   Gitea       %[6]s   (login %[7]s / %[8]s)
   commits     %[6]s/%[9]s/commits/branch/main   (each with its sync and rollout statuses)
   logs        %[1]s/controller.log, %[1]s/gitea/gitea.log
 
   push a change yourself (a blue/green rollout from a savepoint, statuses on the commit):
-    git clone %[10]s /tmp/fraud-detection
-    sed -i 's/parallelism: 1/parallelism: 2/' /tmp/fraud-detection/%[11]s
-    git -C /tmp/fraud-detection -c user.name=you -c user.email=you@example.invalid commit -qam "staging: parallelism 2"
-    git -C /tmp/fraud-detection push
-    %[3]s get fbgd -n %[4]s -w
-`, env.Dir, env.Kube.Kubeconfig, kubectl, devenv.JobNamespace, devenv.JobName,
-		g.URL, g.AdminUser, g.AdminPassword, g.Repository(devenv.RepoName), g.AuthCloneURL(devenv.RepoName), devenv.PatchFile)
+    git clone %[10]s %[13]s
+    sed -i 's/parallelism: 1/parallelism: 2/' %[13]s/%[11]s
+    git -C %[13]s -c user.name=you -c user.email=you@example.invalid commit -qam "staging: parallelism 2"
+    %[12]s diff --repo %[13]s --base origin/main --path %[14]s
+    git -C %[13]s push
+    %[12]s wait fbgd %[5]s -n %[4]s --for-revision $(git -C %[13]s rev-parse HEAD)
+
+%[15]s`
+
+func printLookAround(out io.Writer, env *devenv.Env) {
+	g := env.Gitea
+	clone := filepath.Join(env.Dir, devenv.RepoName)
+	fmt.Fprintf(out, lookAroundText, env.Dir, env.Kube.Kubeconfig, shortPath(filepath.Join(env.BinDir, "kubectl")),
+		devenv.JobNamespace, devenv.JobName, g.URL, g.AdminUser, g.AdminPassword, g.Repository(devenv.RepoName),
+		g.AuthCloneURL(devenv.RepoName), devenv.PatchFile, selfPath(), clone, devenv.Overlay,
+		devenv.TryAFailure("  ", clone+"/"+devenv.PatchFile))
+}
+
+// selfPath is how to run this binary again from the working directory.
+func selfPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "bg-gitops"
+	}
+	return shortPath(exe)
+}
+
+// shortPath is path relative to the working directory when it is below
+// it (bin/kubectl), else path.
+func shortPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !filepath.IsAbs(rel) && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 // devCommands is `bg-gitops dev`, which a build with the nodev tag (the

@@ -10,7 +10,9 @@ Licensed under the Apache License, Version 2.0.
 // standard output breaks (`make demo | tee demo.log`, then Ctrl-C: tee is
 // gone before the environment is stopped). Either way it runs its cleanup:
 // etcd and kube-apiserver run in process groups of their own and do not
-// get the terminal's signals, so only the cleanup stops them.
+// get the terminal's signals, so only the cleanup stops them. SIGKILL
+// leaves no cleanup: then their parent-death signal ends them (and Gitea),
+// and the temporary directory stays.
 
 package cli
 

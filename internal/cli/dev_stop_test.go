@@ -71,6 +71,44 @@ func TestDevStopsEverythingHoweverItIsEnded(t *testing.T) {
 	}
 }
 
+// TestDevChildrenDieWhenItIsKilled: SIGKILL leaves `bg-gitops dev` no
+// cleanup, yet etcd, kube-apiserver and Gitea die with it (the kernel's
+// parent-death signal), rather than run on with nobody to stop them. Its
+// temporary directory stays: nothing is left to remove it.
+func TestDevChildrenDieWhenItIsKilled(t *testing.T) {
+	_, err := testenv.BinDir()
+	testenv.Require(t, err)
+	_, err = gitea.LocateBinary("")
+	testenv.Require(t, err)
+	d := startPiped(t, "dev")
+	dir := d.waitFor(t, workingDirectory)
+	d.waitFor(t, regexp.MustCompile(`── look around`))
+	children := childProcesses(t, d.cmd.Process.Pid)
+	for _, name := range []string{"etcd", "kube-apiserver", "gitea"} {
+		require.Contains(t, children, name)
+	}
+	t.Cleanup(func() { killLeftovers(children, dir) })
+
+	require.NoError(t, d.cmd.Process.Kill())
+	_ = d.cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for anyAlive(children) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for comm, pid := range children {
+		assert.False(t, alive(pid), "%s (PID %d) died with bg-gitops dev", comm, pid)
+	}
+}
+
+func anyAlive(pids map[string]int) bool {
+	for _, pid := range pids {
+		if alive(pid) {
+			return true
+		}
+	}
+	return false
+}
+
 // piped is `bg-gitops dev` with its output on a pipe the test reads.
 type piped struct {
 	cmd    *exec.Cmd

@@ -21,6 +21,8 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/internal/manager"
 )
 
 // Version is set at build time with
@@ -30,7 +32,7 @@ var Version = "dev"
 
 // controllerLabel selects the controller's Deployment: config/default and
 // charts/bg-gitops both label it so.
-const controllerLabel, controllerLabelValue = "app.kubernetes.io/name", "bg-gitops"
+const controllerLabel, controllerLabelValue = manager.NameLabel, manager.NameLabelValue
 
 // versionTimeout bounds the look-up of the controller when the kubeconfig
 // sets no timeout, so `version` answers even when the cluster does not.

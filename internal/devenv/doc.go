@@ -15,8 +15,15 @@ Licensed under the Apache License, Version 2.0.
 // controllers with their push webhook receiver, a Gitea push webhook to that
 // receiver, and the GitRepository that points at the repository (commit
 // statuses to Gitea, webhook secret, 1m polling as the fallback;
-// Options.GitInterval changes it). Stop
-// stops everything it started, by PID, and removes the directory.
+// Options.GitInterval changes it). etcd, kube-apiserver (testenv/plane) and
+// Gitea run with a parent-death signal: they die with this process even
+// when it is SIGKILLed. The in-process controller is published as the
+// Deployment bg-gitops-system/bg-gitops-controller, so that `bg-gitops
+// check` and `version` find it. Stop stops everything it started, by PID,
+// prints what it stopped, and removes the directory.
+//
+// Story.Watch goes on printing the timeline for every commit pushed to
+// the repository, by the story or by a person.
 //
 // Story walks the four steps of the demo (first deployment, a new image
 // rolled out blue/green from a savepoint, a job that never becomes ready and

@@ -35,6 +35,8 @@ import (
 	"bggitops.dev/bg-gitops/internal/testing/flinksim"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/plane"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/process"
 )
 
 // Options tune Start. The zero value is the demo.
@@ -56,14 +58,22 @@ type Options struct {
 	GitInterval time.Duration
 	// Simulator delays; the simulator's defaults (1 s) when zero.
 	Simulator flinksim.Options
+	// Version is the controller's version, the tag of the image its
+	// published Deployment names (`bg-gitops version` reads it); default
+	// "dev".
+	Version string
 }
 
 // Env is a running local environment.
 type Env struct {
 	// Dir holds everything the environment writes; Stop removes it.
 	Dir string
-	// Kube is the control plane (Kube.Kubeconfig for kubectl).
-	Kube *testenv.Env
+	// Kube is the control plane (Kube.Kubeconfig for kubectl): etcd and
+	// kube-apiserver in process groups of their own that the kernel kills
+	// when this process dies, even by SIGKILL.
+	Kube *plane.Plane
+	// BinDir holds the control-plane binaries and kubectl.
+	BinDir string
 	// Client talks to the API server directly (no cache).
 	Client client.Client
 	// Gitea is the forge; RepoName is the repository.
@@ -115,6 +125,9 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 	if o.Out == nil {
 		o.Out = io.Discard
 	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
 	e = &Env{Started: time.Now(), out: o.Out}
 	defer func() {
 		if err != nil {
@@ -146,6 +159,9 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 	if err = e.startController(o); err != nil {
 		return e, err
 	}
+	if err = e.publishController(ctx, o.Version); err != nil {
+		return e, err
+	}
 	if err = e.createGitRepository(ctx, o.GitInterval); err != nil {
 		return e, err
 	}
@@ -155,7 +171,7 @@ func Start(ctx context.Context, o Options) (e *Env, err error) {
 // startServers starts the control plane and Gitea, and seeds the
 // repository with the files (copied from examples).
 func (e *Env) startServers(ctx context.Context, examples string) (err error) {
-	if e.Kube, err = testenv.Start(testenv.Options{}); err != nil {
+	if err = e.startControlPlane(ctx); err != nil {
 		return err
 	}
 	e.Client = e.Kube.Client
@@ -174,6 +190,20 @@ func (e *Env) startServers(ctx context.Context, examples string) (err error) {
 	e.Logf("repository %s seeded from %s: commit %s", e.Gitea.Repository(RepoName), examples, e.Seed.Short())
 
 	return nil
+}
+
+// startControlPlane starts etcd and kube-apiserver under Dir/kube and
+// installs the CRDs.
+func (e *Env) startControlPlane(ctx context.Context) (err error) {
+	if e.BinDir, err = testenv.BinDir(); err != nil {
+		return err
+	}
+	dir := filepath.Join(e.Dir, "kube")
+	if err = os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	e.Kube, err = plane.Start(ctx, plane.Options{Dir: dir})
+	return err
 }
 
 // isolate keeps git, envtest and every temporary file inside Dir: git
@@ -238,7 +268,7 @@ func (e *Env) startController(o Options) error {
 		return fmt.Errorf("simulator: %w", err)
 	}
 	if err := reconcile.Setup(mgr, reconcile.Options{
-		ReceiverAddress: addr, CacheDir: filepath.Join(e.Dir, "cache"), Concurrent: 4, SkipNameValidation: true,
+		ReceiverAddress: addr, ReceiverExternalURL: e.ReceiverURL, CacheDir: filepath.Join(e.Dir, "cache"), Concurrent: 4, SkipNameValidation: true,
 		// Gitea runs on the loopback over plain HTTP; a local setup, so
 		// file:// repositories are allowed too (--allow-file-urls).
 		AllowInsecureHTTP: true, AllowFileURLs: true,
@@ -394,31 +424,21 @@ func (e *Env) Logf(format string, args ...any) {
 	fmt.Fprintf(e.out, "[%6.1fs] %s\n", time.Since(e.Started).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// Stop stops the controller, Gitea (by PID) and the control plane, and
-// removes Dir. Safe to call twice.
+// Stop stops the controller, Gitea and the control plane, and removes
+// Dir; it prints a timeline line for each thing it stopped, once it is
+// stopped. Safe to call twice.
 func (e *Env) Stop() error {
 	e.stopOnce.Do(func() { e.stopError = e.stop() })
 	return e.stopError
 }
 
 func (e *Env) stop() error {
-	var errs []error
-	if e.stopMgr != nil {
-		e.stopMgr()
-		select {
-		case err := <-e.mgrDone:
-			if err != nil {
-				errs = append(errs, fmt.Errorf("controller: %w", err))
-			}
-		case <-time.After(30 * time.Second):
-			errs = append(errs, errors.New("controller did not stop within 30s"))
-		}
-	}
+	errs := []error{e.stopController()}
 	if e.Gitea != nil {
-		errs = append(errs, e.Gitea.Stop())
+		errs = append(errs, e.stopped(fmt.Sprintf("gitea (PID %d)", e.Gitea.PID()), e.Gitea.Stop()))
 	}
 	if e.Kube != nil {
-		errs = append(errs, e.Kube.Stop())
+		errs = append(errs, e.stopped(e.planeProcesses(), e.Kube.Stop()))
 	}
 	if e.logFile != nil {
 		e.log.off()
@@ -428,9 +448,52 @@ func (e *Env) stop() error {
 		e.restore[i]()
 	}
 	if e.Dir != "" {
-		errs = append(errs, os.RemoveAll(e.Dir))
+		err := os.RemoveAll(e.Dir)
+		if err == nil {
+			e.Logf("removed %s", e.Dir)
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// stopController stops the manager (the controllers, the receiver and the
+// simulator) and waits up to 30s for it.
+func (e *Env) stopController() error {
+	if e.stopMgr == nil {
+		return nil
+	}
+	e.stopMgr()
+	select {
+	case err := <-e.mgrDone:
+		if err != nil {
+			return fmt.Errorf("controller: %w", err)
+		}
+		e.Logf("stopped the controller and the Flink operator simulator")
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("controller did not stop within 30s")
+	}
+}
+
+// planeProcesses names the control plane's processes by PID (a failed
+// start may have started only some).
+func (e *Env) planeProcesses() string {
+	var names []string
+	for _, p := range []*process.Process{e.Kube.APIServer, e.Kube.Etcd} {
+		if p != nil {
+			names = append(names, fmt.Sprintf("%s (PID %d)", p.Name(), p.PID()))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// stopped prints that what was stopped, unless stopping it failed.
+func (e *Env) stopped(what string, err error) error {
+	if err == nil {
+		e.Logf("stopped %s", what)
+	}
+	return err
 }
 
 // poll calls cond every 100ms until it is true, it fails, or timeout.

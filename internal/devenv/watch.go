@@ -64,6 +64,54 @@ func (s *Story) Wait(ctx context.Context, what string, timeout time.Duration, co
 	}
 }
 
+// watchEvery is how often Watch looks at the world: it follows a
+// person's pushes, it measures nothing.
+const watchEvery = 500 * time.Millisecond
+
+// Watch prints the timeline until ctx ends: each new commit on main,
+// whoever pushed it (a clone of the repository, Gitea's web editor, the
+// story), and what it causes in the cluster and on the commit.
+func (s *Story) Watch(ctx context.Context) {
+	if s.w.commit.SHA == "" {
+		s.w.follow(s.seed)
+	}
+	failed := ""
+	for {
+		err := s.followHead(ctx)
+		if err == nil {
+			_, err = s.w.observe(ctx)
+		}
+		failed = s.reportOnce(ctx, err, failed)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(watchEvery):
+		}
+	}
+}
+
+// followHead follows the commit main points at when it is a new one.
+func (s *Story) followHead(ctx context.Context) error {
+	sha, message, err := s.env.Gitea.BranchHead(ctx, RepoName, "main")
+	if err != nil || sha == s.w.commit.SHA {
+		return err
+	}
+	s.Follow(Commit{SHA: sha, Revision: "main@sha1:" + sha, Pushed: time.Now(), Message: firstLine(message)})
+	return nil
+}
+
+// reportOnce prints an error of Watch unless it is the one printed last
+// or ctx ended; it returns the error's text ("" for none).
+func (s *Story) reportOnce(ctx context.Context, err error, last string) string {
+	if err == nil || ctx.Err() != nil {
+		return ""
+	}
+	if err.Error() != last {
+		s.w.logf("cannot look: %v", firstLine(err.Error()))
+	}
+	return err.Error()
+}
+
 // follow starts watching a new commit.
 func (w *watcher) follow(c Commit) {
 	w.commit = c

@@ -36,6 +36,14 @@ import (
 // LeaderElectionID names the Lease the controller's replicas compete for.
 const LeaderElectionID = "bg-gitops-controller-leader"
 
+// NameLabel=NameLabelValue labels the controller's Deployment (config/manager,
+// charts/bg-gitops): `bg-gitops check` and `version` find the controller by it.
+const NameLabel, NameLabelValue = "app.kubernetes.io/name", "bg-gitops"
+
+// ReceiverService is the Service of config/manager in front of the push
+// webhook receiver.
+const ReceiverService = "bg-gitops-receiver"
+
 // The leader election timings (controller-runtime's defaults, named here
 // because the fence needs the lease duration).
 const (

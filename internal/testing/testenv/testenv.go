@@ -8,7 +8,8 @@ Licensed under the Apache License, Version 2.0.
 // envtest) from the binaries in bin/, optionally a kube-controller-manager
 // with its garbage collector and namespace controller, installs the
 // bg-gitops CRDs and the Flink test CRDs, and stops everything it started. Tests start one Env per
-// package in TestMain; `bg-gitops dev` uses it for the local demo.
+// package in TestMain. `bg-gitops dev` uses testenv/plane instead, whose
+// processes die with their parent.
 package testenv
 
 import (

@@ -76,6 +76,20 @@ func (s *Server) CommitStatuses(ctx context.Context, repo, sha string) ([]Status
 	}
 }
 
+// BranchHead returns the commit a branch points at and its message.
+func (s *Server) BranchHead(ctx context.Context, repo, branch string) (sha, message string, err error) {
+	var b struct {
+		Commit struct {
+			ID      string `json:"id"`
+			Message string `json:"message"`
+		} `json:"commit"`
+	}
+	if err := s.api(ctx, http.MethodGet, s.repoPath(repo)+"/branches/"+url.PathEscape(branch), nil, &b); err != nil {
+		return "", "", fmt.Errorf("read branch %s of %s: %w", branch, repo, err)
+	}
+	return b.Commit.ID, b.Commit.Message, nil
+}
+
 // AuthCloneURL is the repository's HTTP URL with the admin credentials, for
 // pushing from tests.
 func (s *Server) AuthCloneURL(repo string) string {

@@ -7,8 +7,9 @@ Licensed under the Apache License, Version 2.0.
 // Package plane runs etcd and kube-apiserver (from bin/, as testenv does)
 // as separate processes that can be killed, paused and started again on
 // the same data directory, ports and credentials: the control-plane faults
-// of internal/testing/chaos. testenv.Start (envtest) remains the control plane of
-// ordinary tests; envtest cannot start a kube-apiserver again without
+// of internal/testing/chaos, and the control plane of `bg-gitops dev`
+// (internal/devenv), whose processes must die with it. testenv.Start
+// (envtest) remains the control plane of ordinary tests; envtest cannot start a kube-apiserver again without
 // minting new client credentials, and its processes have no parent-death
 // signal.
 //
