@@ -67,3 +67,21 @@ func (in *FlinkDeploymentSpec) Suspended() bool {
 func (in *FlinkDeploymentSpec) Stateful() bool {
 	return in.UpgradeModeOrDefault() != UpgradeModeStateless
 }
+
+// RunningJobState is the state of the job that runs (ActiveJobState, as
+// the Flink operator reports it: the JOB column of `kubectl get`), or the
+// status's summary while no colour is active. JobStatus.State says
+// RECONCILING for the whole of a rollout while the job that runs is
+// RUNNING.
+func (st FlinkBlueGreenDeploymentStatus) RunningJobState() string {
+	if st.ActiveJobState != "" {
+		return st.ActiveJobState
+	}
+	return string(st.JobStatus.State)
+}
+
+// RolloutFailedJobRunning reports a status FAILING while the active job
+// runs on: what failed is the rollout, not the job.
+func (st FlinkBlueGreenDeploymentStatus) RolloutFailedJobRunning() bool {
+	return st.JobStatus.State == JobFailing && st.ActiveJobState == string(JobRunning)
+}

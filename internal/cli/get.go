@@ -277,7 +277,7 @@ func writeFBGDTable(out io.Writer, items []v1alpha1.FlinkBlueGreenDeployment, wi
 	fmt.Fprintln(tw, "NAME\tSTATE\tJOB\tACTIVE\tREVISION\tTARGET\tREADY\tAGE")
 	for _, p := range items {
 		st := p.Status
-		job := jobColumn(st)
+		job := st.RunningJobState()
 		target := "-"
 		if st.TargetRevision != "" && st.TargetRevision != st.ActiveRevision {
 			target = short.short(st.TargetRevision)

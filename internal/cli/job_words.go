@@ -16,16 +16,6 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
-// jobColumn is the state of the job that runs (status.activeJobState, as
-// the Flink operator reports it), or the status's summary while no colour
-// is active.
-func jobColumn(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
-	if st.ActiveJobState != "" {
-		return st.ActiveJobState
-	}
-	return string(st.JobStatus.State)
-}
-
 // fbgdJobSummary is where the job stands, read from the status alone:
 // "job RUNNING on orders-blue (main@1a2b3c4), rolling out main@9f8e7d6 to
 // orders-green", or "rollout FAILED, job RUNNING on orders-blue (...)"
@@ -36,10 +26,10 @@ func jobColumn(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
 func fbgdJobSummary(p *v1alpha1.FlinkBlueGreenDeployment, short func(string) string) string {
 	st := p.Status
 	var parts []string
-	if rolloutFailed(st) {
+	if st.RolloutFailedJobRunning() {
 		parts = append(parts, "rollout FAILED")
 	}
-	running := "job " + orNone(treeClean(jobColumn(st)))
+	running := "job " + orNone(treeClean(st.RunningJobState()))
 	switch {
 	case st.ActiveDeployment != "":
 		running += " on " + st.ActiveDeployment + " (" + short(st.ActiveRevision) + ")"
@@ -53,10 +43,4 @@ func fbgdJobSummary(p *v1alpha1.FlinkBlueGreenDeployment, short func(string) str
 		parts = append(parts, "rolling out "+short(st.TargetRevision)+" to "+target)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// rolloutFailed: the status is FAILING while the active job runs on, so
-// what failed is the rollout, not the job.
-func rolloutFailed(st v1alpha1.FlinkBlueGreenDeploymentStatus) bool {
-	return st.JobStatus.State == v1alpha1.JobFailing && st.ActiveJobState == string(v1alpha1.JobRunning)
 }

@@ -137,7 +137,7 @@ func fbgdStanding(p *v1alpha1.FlinkBlueGreenDeployment) standing {
 // is a rollout that failed: "rollout FAILED, job RUNNING", as the JOB
 // column of `get` shows it.
 func jobPhrase(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
-	if rolloutFailed(st) {
+	if st.RolloutFailedJobRunning() {
 		return "rollout FAILED, job RUNNING"
 	}
 	return "job " + orNone(string(st.JobStatus.State))

@@ -186,9 +186,9 @@ func (w *watcher) diffFBGD(prev, cur *World) {
 		p = &v1alpha1.FlinkBlueGreenDeployment{}
 	}
 	st, ps := f.Status, p.Status
-	if st.BlueGreenState != ps.BlueGreenState || st.JobStatus.State != ps.JobStatus.State {
+	if st.BlueGreenState != ps.BlueGreenState || jobWords(st) != jobWords(ps) {
 		if st.BlueGreenState != "" {
-			w.logf("%s: %s, job %s", JobName, st.BlueGreenState, orDash(string(st.JobStatus.State)))
+			w.logf("%s: %s, %s", JobName, st.BlueGreenState, jobWords(st))
 		}
 	}
 	// The rollout of the watched commit has started once the controller
@@ -353,4 +353,14 @@ func firstLine(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+// jobWords says where the job stands in the words of the JOB column (and
+// of bg-gitops get): "job RUNNING", or "rollout FAILED, job RUNNING".
+func jobWords(st v1alpha1.FlinkBlueGreenDeploymentStatus) string {
+	words := "job " + orDash(st.RunningJobState())
+	if st.RolloutFailedJobRunning() {
+		return "rollout FAILED, " + words
+	}
+	return words
 }
