@@ -78,8 +78,9 @@ func testControllerGeneratedRBAC(t *testing.T, env *testenv.Env) {
 	onboardTenant(t, env, ns)
 	onboardTenant(t, env, other)
 	shard := map[string]string{shardLabel: ns}
+	// The admin lists the tenant's own account below (deployer).
 	args := append([]string{"--leader-elect", "--leader-election-namespace", systemNamespace,
-		"--watch-label-selector", shardLabel + "=" + ns}, shippedTenancyArgs(t)...)
+		"--watch-label-selector", shardLabel + "=" + ns, "--allowed-applier-accounts=bg-gitops-applier,deployer"}, shippedTenancyArgs(t)...)
 	c := startControllerProcess(t, "controller", kubeconfig, args...)
 	c.until(t, processTimeout, "the controller holds its Lease in "+systemNamespace, func() bool {
 		return leaseHolder(t, env, systemNamespace) != "" && c.leader(t)

@@ -8,6 +8,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,13 +45,16 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 		return err
 	}
 	sa, err := r.Tenancy.serviceAccount(gr)
+	if errors.Is(err, ErrAccountNotAllowed) {
+		return stalledFailure(v1alpha1.ApplyFailedCondition, "ServiceAccountNotAllowed", err)
+	}
 	if err != nil {
 		return stalledFailure(v1alpha1.ApplyFailedCondition, "ServiceAccountRequired", err)
 	}
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
 		ServiceAccountName: sa, Namespace: gr.Namespace, Confined: r.Tenancy.confined(gr.Namespace),
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),
-		Check: checkChild,
+		Check: r.Tenancy.checkChild,
 	})
 	if res.Inventory != nil {
 		gr.Status.Inventory = res.Inventory

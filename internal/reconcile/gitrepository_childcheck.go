@@ -29,6 +29,12 @@ import (
 // the identity of the apply, and rejects the parent when the cluster
 // refuses that child. Other kinds pass.
 func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	return Tenancy{}.checkChild(ctx, c, obj)
+}
+
+// checkChild is checkChild that also rejects a parent whose jobs would run
+// as an account outside t.FlinkAccounts.
+func (t Tenancy) checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
 	gvk := obj.GroupVersionKind()
 	if gvk.Group != v1alpha1.GroupVersion.Group || gvk.Kind != v1alpha1.FlinkBlueGreenDeploymentKind {
 		return nil
@@ -36,6 +42,10 @@ func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstruct
 	child, err := preflightChild(obj)
 	if err != nil {
 		return apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
+	}
+	account, _, _ := unstructured.NestedString(child.Object, "spec", "serviceAccount")
+	if err := t.flinkAccount(account); err != nil {
+		return apply.Rejected("its jobs may not run as that account", obj, err)
 	}
 	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))
 	return childVerdict(ctx, c, child, err)

@@ -20,7 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
@@ -184,4 +186,47 @@ func TestHangingFetchesLeaveWorkersToOtherNamespaces(t *testing.T) {
 	f.create("s3cr3t-pass")
 	f.waitApplied(rev)
 	assert.EqualValues(t, 1, most.Load(), "the hostile namespace held one of the two workers at most")
+}
+
+// TestAnAccountOutsideTheAllowListIsNeverUsed: a GitRepository that names
+// a ServiceAccount the admin did not list is Stalled and applies nothing
+// as it; a FlinkBlueGreenDeployment whose jobs would run as an unlisted
+// account is refused before anything is applied, and one made by hand is
+// never given children running as it.
+func TestAnAccountOutsideTheAllowListIsNeverUsed(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true,
+		Tenancy: reconcile.Tenancy{ApplierAccounts: []string{"bg-gitops-applier"}, FlinkAccounts: []string{"flink"}}})
+	f := newGitFixture(t, ns)
+	f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "job.yaml"),
+		"job.yaml": strings.Replace(fbgdManifest("flink:1.20.0", ""), "flinkVersion: v1_20\n", "flinkVersion: v1_20\n      serviceAccount: ci-admin\n", 1)})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.ServiceAccountName = "ci-admin" })
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range f.get().Status.Conditions {
+				t.Logf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+			}
+		}
+	})
+	c := f.waitCondition(v1alpha1.StalledCondition, "--allowed-applier-accounts")
+	assert.Equal(t, "ServiceAccountNotAllowed", c.Reason)
+	assert.Contains(t, c.Message, "spec.serviceAccountName ci-admin")
+
+	gr := f.get()
+	gr.Spec.ServiceAccountName = ""
+	require.NoError(t, env.Client.Update(ctx, gr))
+	c = f.waitCondition(v1alpha1.ApplyFailedCondition, "--allowed-flink-accounts")
+	assert.Contains(t, c.Message, `serviceAccount "ci-admin"`)
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, &v1alpha1.FlinkBlueGreenDeployment{})
+	assert.True(t, apierrors.IsNotFound(err), "nothing applied: %v", err)
+
+	byHand := fbgdObject(t, ns, "by-hand", 1, "flink:1.20.0", "")
+	byHand.Spec.Template.Spec.ServiceAccount = "ci-admin"
+	require.NoError(t, env.Client.Create(ctx, byHand))
+	eventually(t, ns, "the rollout refused", func() bool {
+		return strings.Contains(getFBGD(t, ns, "by-hand").Status.Error, "--allowed-flink-accounts")
+	})
+	_, ok := child(ns, "by-hand-blue")
+	assert.False(t, ok, "no job runs as an unlisted account")
 }
