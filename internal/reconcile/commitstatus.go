@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,6 +51,10 @@ type CommitStatusReporter struct {
 	// them from every message it publishes (conditions, events, logs,
 	// commit statuses); one registry per controller (see package redact).
 	Redact *redact.Registry
+	// Applying is the sets the GitRepository reconciler of this process
+	// applied (shared with it): the commit status of an object of another
+	// namespace is trusted while its inventory cannot list it yet.
+	Applying *Applying
 	Client client.Client
 	// APIReader reads a GitRepository the cache does not hold (see
 	// sourceRepository); none when nil.
@@ -177,16 +180,19 @@ func (c *CommitStatusReporter) sourceOf(ctx context.Context, p *v1alpha1.FlinkBl
 		return gr, 0, nil
 	}
 	rev := p.Annotations[v1alpha1.RevisionAnnotation]
-	if gr != nil && rev != "" && gr.Status.LastAttemptedRevision == rev && gr.Status.LastAppliedRevision != rev {
-		// The GitRepository is applying p's revision and writes its
-		// inventory only when the apply ends: the first decisions of a
-		// new object (a first deployment's pending) fall in between and
-		// are posted, or a fast rollout would show only its verdict. A
-		// forged annotation gains no more than a status, under its own
-		// context, on the commit being applied, and only while it is.
+	if gr != nil && rev != "" && c.Applying.has(src.String(), rev, fbgdID(p)) {
+		// The GitRepository applied p at p's revision and writes its
+		// inventory only when its reconcile ends: the first decisions of
+		// a new object (a first deployment's pending) fall in between and
+		// are posted, or a fast rollout would show only its verdict.
 		return gr, 0, nil
 	}
 	return nil, 0, fmt.Errorf("GitRepository %s %w", src, errSourceNotVerified)
+}
+
+// fbgdID is p's inventory entry ID.
+func fbgdID(p *v1alpha1.FlinkBlueGreenDeployment) string {
+	return objectID(p.Namespace, p.Name, schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: v1alpha1.FlinkBlueGreenDeploymentKind})
 }
 
 // inInventory reports whether gr's inventory lists p.
@@ -194,8 +200,7 @@ func inInventory(gr *v1alpha1.GitRepository, p *v1alpha1.FlinkBlueGreenDeploymen
 	if gr.Status.Inventory == nil {
 		return false
 	}
-	id := object.ObjMetadata{Namespace: p.Namespace, Name: p.Name,
-		GroupKind: schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "FlinkBlueGreenDeployment"}}.String()
+	id := fbgdID(p)
 	for _, e := range gr.Status.Inventory.Entries {
 		if e.ID == id {
 			return true

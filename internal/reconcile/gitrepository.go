@@ -36,6 +36,9 @@ type GitRepositoryReconciler struct {
 	// them from every message it publishes (conditions, events, logs,
 	// commit statuses); one registry per controller (see package redact).
 	Redact *redact.Registry
+	// Applying records each set this reconciler applies (see Applying),
+	// for the commit status reporter; nil records nothing.
+	Applying *Applying
 	// Client reads the GitRepository from the cache. A reconcile that
 	// starts before the cache has seen the previous status write reads a
 	// stale status: every status write carries the resourceVersion read
@@ -181,6 +184,7 @@ func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
 	forgetMetrics(v1alpha1.GitRepositoryKind, id)
 	r.Renderer.Forget(id)
 	r.Cache.Forget(id.Namespace, id.Name)
+	r.Applying.forget(id.String())
 }
 
 func (r *GitRepositoryReconciler) now() time.Time {

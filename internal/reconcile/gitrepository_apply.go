@@ -51,6 +51,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	if err != nil {
 		return stalledFailure(v1alpha1.ApplyFailedCondition, "ServiceAccountRequired", err)
 	}
+	r.Applying.begin(gr.SourceValue(), rev, objs)
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
 		ServiceAccountName: sa, Namespace: gr.Namespace, Confined: r.Tenancy.confined(gr.Namespace),
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),

@@ -198,8 +198,25 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 		applying := gr.DeepCopy()
 		applying.Status.LastAttemptedRevision = rev
 		p := fbgd("b")
-		reporter(applying).ReportRollout(context.Background(), p, nil)
+		r := reporter(applying)
+		r.Applying = &Applying{}
+		r.Applying.begin("a/repo", rev, []*unstructured.Unstructured{fbgdUnstructured("b", "job")})
+		r.ReportRollout(context.Background(), p, nil)
 		assert.NotZero(t, requests.Load(), "a new object's first status is posted while its revision is applied, before the inventory lists it")
+	})
+	t.Run("another namespace, its commit failed to build", func(t *testing.T) {
+		requests.Store(0)
+		failing := gr.DeepCopy()
+		failing.Status.LastAttemptedRevision = rev // never applied
+		p := fbgd("b")
+		r := reporter(failing)
+		r.Applying = &Applying{}
+		r.Applying.begin("a/repo", rev, []*unstructured.Unstructured{fbgdUnstructured("a", "other")})
+		r.ReportRollout(context.Background(), p, nil)
+		assert.Zero(t, requests.Load(), "a's token was used on a's failing commit for an object a does not apply")
+		c := findCondition(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
+		require.NotNil(t, c)
+		assert.Equal(t, "SourceNotVerified", c.Reason)
 	})
 	t.Run("another namespace, in its inventory", func(t *testing.T) {
 		requests.Store(0)
@@ -258,4 +275,12 @@ func TestChildErrorsAreScrubbedWhole(t *testing.T) {
 	r.scrubChildErrors(p, ch, nil)
 	assert.NotContains(t, ch.Error, credential)
 	assert.Contains(t, ch.Error, "password ***")
+}
+
+func fbgdUnstructured(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.FlinkBlueGreenDeploymentKind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
 }

@@ -144,7 +144,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// or the receiver reads, the others scrub too.
 	reg := redact.NewRegistry()
 	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
-		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg}
+		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{}}
 	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	}
 	slots := o.namespaceSlots()
 	r := &GitRepositoryReconciler{
-		Client: secretReading(mgr, reporter.Redact), Redact: reporter.Redact, Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
+		Client: secretReading(mgr, reporter.Redact), Redact: reporter.Redact, Applying: reporter.Applying, Recorder: mgr.GetEventRecorder("bg-gitops"), Applier: applier,
 		Renderer: &Renderer{Options: o.renderOptions(), Mapper: mgr.GetRESTMapper(), Worker: o.RenderWorker},
 		Worker:   o.RenderWorker,
 		Cache:    cache, Slots: slots, Commit: reporter,

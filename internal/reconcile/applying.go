@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package reconcile
+
+import (
+	"sync"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Applying remembers, in this process, the rendered set each GitRepository
+// applied last, with its revision: from the apply of its objects until its
+// status records them (its inventory), only this shows that it applies
+// them. The commit status of an object of another namespace is trusted on
+// it, and not on the GitRepository's last commit being not applied yet,
+// which a commit whose build failed is too.
+type Applying struct {
+	mu   sync.Mutex
+	sets map[string]renderedSet // by bggitops.dev/source value
+}
+
+type renderedSet struct {
+	revision string
+	ids      map[string]bool
+}
+
+// begin records objs as the set source applies at revision.
+func (a *Applying) begin(source, revision string, objs []*unstructured.Unstructured) {
+	if a == nil {
+		return
+	}
+	ids := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		ids[objectID(o.GetNamespace(), o.GetName(), o.GroupVersionKind().GroupKind())] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sets == nil {
+		a.sets = map[string]renderedSet{}
+	}
+	a.sets[source] = renderedSet{revision: revision, ids: ids}
+}
+
+// forget drops what source applied (the GitRepository is gone).
+func (a *Applying) forget(source string) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.sets, source)
+}
+
+// has reports whether source's last applied set, at revision, holds id.
+func (a *Applying) has(source, revision, id string) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sets[source]
+	return ok && s.revision == revision && s.ids[id]
+}
+
+// objectID is an inventory entry's ID.
+func objectID(namespace, name string, gk schema.GroupKind) string {
+	return object.ObjMetadata{Namespace: namespace, Name: name, GroupKind: gk}.String()
+}
