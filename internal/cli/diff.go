@@ -65,7 +65,7 @@ func newDiffCommand() *cobra.Command {
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
 	fl.BoolVar(&f.cluster, "cluster", false, "compare the head with the live cluster (server-side dry-run) instead of the base ref")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
-	fl.StringVar(&f.source, "source", "", "with --cluster: the GitRepository (NAMESPACE/NAME) that applies --path, whose inventory tells what would be pruned (default: the one the live objects name in bggitops.dev/source)")
+	fl.StringVar(&f.source, "source", "", "with --cluster: the GitRepository (NAMESPACE/NAME) that applies --path, whose inventory tells what would be pruned and whose spec.targetNamespace places objects without a namespace (default: the one the live objects name in bggitops.dev/source)")
 	_ = cmd.MarkFlagRequired("path")
 	return cmd
 }
