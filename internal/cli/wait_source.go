@@ -154,11 +154,13 @@ var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`)
 
 // normalizeGitURL reduces a Git URL or a local path to host/path, so that
 // https://host/o/r, ssh://git@host:22/o/r.git and git@host:o/r compare
-// equal, and file:///d and /d too.
+// equal, and file:///d and /d too. The path of a remote is compared
+// without case, as forges (GitHub, GitLab, Gitea) name repositories: a
+// refusal there would stop a wait that can succeed.
 func normalizeGitURL(raw string) string {
 	if !strings.Contains(raw, "://") {
 		if m := scpLike.FindStringSubmatch(raw); m != nil && !filepath.IsAbs(raw) {
-			return strings.ToLower(m[1]) + "/" + trimRepoPath(m[2])
+			return strings.ToLower(m[1] + "/" + trimRepoPath(m[2]))
 		}
 		return localPath(raw)
 	}
@@ -169,7 +171,7 @@ func normalizeGitURL(raw string) string {
 	if u.Scheme == "file" {
 		return localPath(u.Path)
 	}
-	return strings.ToLower(u.Hostname()) + "/" + trimRepoPath(u.Path)
+	return strings.ToLower(u.Hostname() + "/" + trimRepoPath(u.Path))
 }
 
 // localPath is a directory as an absolute path, symbolic links resolved.

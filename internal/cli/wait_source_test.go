@@ -31,6 +31,9 @@ func TestNormalizeGitURL(t *testing.T) {
 		{"http://user@host/o/r/", "https://host/o/r"},
 		{"file://" + dir, dir},
 		{"file://" + dir + "/.git", dir + "/"},
+		// Forges name repositories without regard to case: the URL a
+		// GitRepository was written with and a clone's may differ in it.
+		{"https://github.com/Acme/Flink-Jobs", "git@github.com:acme/flink-jobs.git"},
 	}
 	for _, c := range same {
 		assert.Equal(t, normalizeGitURL(c[0]), normalizeGitURL(c[1]), "%s vs %s", c[0], c[1])
@@ -39,6 +42,7 @@ func TestNormalizeGitURL(t *testing.T) {
 		{"https://github.com/o/r", "https://github.com/o/other"},
 		{"https://github.com/o/r", "https://gitlab.com/o/r"},
 		{"file://" + dir, filepath.Join(dir, "sub")},
+		{"file://" + dir + "/Jobs", filepath.Join(dir, "jobs")},
 	}
 	for _, c := range differ {
 		assert.NotEqual(t, normalizeGitURL(c[0]), normalizeGitURL(c[1]), "%s vs %s", c[0], c[1])
