@@ -9,6 +9,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,4 +67,30 @@ func TestDiffClusterPutsTheHeadInTheSourcesTargetNamespace(t *testing.T) {
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, "ConfigMap/settings has no namespace", "without --source, where it goes is not known")
 	assert.Contains(t, res.stderr, "--source NAMESPACE/NAME")
+}
+
+// A child the cluster could not be asked about (its namespace is created
+// by the same commit, so the dry-run finds no namespace) is not reported
+// as checked: the plan says it was not checked, and why.
+func TestDiffClusterSaysWhenAChildCouldNotBeChecked(t *testing.T) {
+	env := cluster(t)
+	r := &prRepo{dir: t.TempDir(), t: t}
+	r.git("init", "-q", "-b", "main")
+	ns := "not-yet-" + strings.ToLower(strings.ReplaceAll(t.Name(), "Test", ""))[:20]
+	r.write("app/ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: "+ns+"}\n")
+	r.write("app/job.yaml", "apiVersion: bggitops.dev/v1alpha1\nkind: FlinkBlueGreenDeployment\nmetadata: {name: job}\nspec:\n  template:\n    spec:\n"+
+		"      image: flink:1.20\n      flinkVersion: v1_20\n      jobManager: {resource: {memory: 1024m, cpu: 1}}\n"+
+		"      taskManager: {resource: {memory: 1024m, cpu: \"1\"}}\n      job: {jarURI: local:///opt/flink/job.jar, upgradeMode: stateless}\n")
+	r.write("app/kustomization.yaml", "namespace: "+ns+"\nresources: [ns.yaml, job.yaml]\n")
+	r.commit("a job in a new namespace")
+	res := runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", "app", "--cluster", "--kubeconfig", env.Kubeconfig, "--format", "json")
+	require.Equal(t, 1, res.code, res.stderr)
+	rep := &review.Report{}
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), rep))
+	for _, o := range rep.Objects {
+		if o.Deployment != nil {
+			assert.Contains(t, o.Deployment.Check, "not checked against the cluster: ")
+			assert.Contains(t, o.Deployment.Check, ns)
+		}
+	}
 }
