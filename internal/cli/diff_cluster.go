@@ -101,13 +101,16 @@ func placeHead(c client.Client, head []*unstructured.Unstructured, gr *v1alpha1.
 		namespaced, err := objects.Namespaced(c.RESTMapper(), gvk)
 		return !namespaced, err == nil
 	}
+	why := "the GitRepository that applies --path gives it its spec.targetNamespace; name that GitRepository with --source NAMESPACE/NAME"
 	if gr != nil {
-		return render.Namespace(head, gr.Spec.TargetNamespace, scoped)
+		if err := render.Namespace(head, gr.Spec.TargetNamespace, scoped); err != nil {
+			return err
+		}
+		why = "the controller refuses to apply it (set spec.targetNamespace of gitrepository " + gr.Namespace + "/" + gr.Name + " or metadata.namespace)"
 	}
 	for _, obj := range head {
 		if cluster, known := scoped(obj.GroupVersionKind()); obj.GetNamespace() == "" && known && !cluster {
-			return fmt.Errorf("%s has no namespace: the GitRepository that applies --path gives it its spec.targetNamespace; "+
-				"name that GitRepository with --source NAMESPACE/NAME", objects.ID(obj))
+			return fmt.Errorf("%s has no namespace: %s", objects.ID(obj), why)
 		}
 	}
 	return nil

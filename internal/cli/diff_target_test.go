@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -67,6 +68,17 @@ func TestDiffClusterPutsTheHeadInTheSourcesTargetNamespace(t *testing.T) {
 	assert.Equal(t, 2, res.code)
 	assert.Contains(t, res.stderr, "ConfigMap/settings has no namespace", "without --source, where it goes is not known")
 	assert.Contains(t, res.stderr, "--source NAMESPACE/NAME")
+
+	// A source without a targetNamespace leaves it without one: the
+	// controller refuses to apply it, and diff says so.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		require.NoError(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(gr), gr))
+		gr.Spec.TargetNamespace = ""
+		return env.Client.Update(context.Background(), gr)
+	}))
+	res = runCLI(t, "diff", "--repo", r.dir, "--head", "main", "--path", "app", "--cluster", "--kubeconfig", env.Kubeconfig, "--source", ns+"/app")
+	assert.Equal(t, 2, res.code)
+	assert.Contains(t, res.stderr, "ConfigMap/settings has no namespace: the controller refuses to apply it")
 }
 
 // A child the cluster could not be asked about (its namespace is created
