@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -64,7 +65,7 @@ func newDiffCommand() *cobra.Command {
 	fl.BoolVar(&f.allowRemoteBases, "allow-remote-bases", false, "allow kustomize remote bases and resources")
 	fl.BoolVar(&f.cluster, "cluster", false, "compare the head with the live cluster (server-side dry-run) instead of the base ref")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for --cluster (default: $KUBECONFIG, ~/.kube/config or in-cluster)")
-	fl.StringVar(&f.source, "source", "", "with --cluster: the GitRepository (NAMESPACE/NAME) that applies --path, whose inventory tells what would be pruned (default: the one the live objects name in bggitops.dev/source)")
+	fl.StringVar(&f.source, "source", "", "with --cluster: the GitRepository (NAMESPACE/NAME) that applies --path, whose inventory tells what would be pruned and whose spec.targetNamespace places objects without a namespace (default: the one the live objects name in bggitops.dev/source)")
 	_ = cmd.MarkFlagRequired("path")
 	return cmd
 }
@@ -140,7 +141,7 @@ func isTerminal(w io.Writer) bool {
 // changes under path that are not committed: diff compares commits, and
 // a reviewer would otherwise take the edits for compared. A bare
 // repository, or one go-git cannot read the status of, says nothing.
-func warnUncommitted(w io.Writer, repo, path string) {
+func warnUncommitted(w io.Writer, repo, dir string) {
 	r, err := git.PlainOpenWithOptions(repo, &git.PlainOpenOptions{DetectDotGit: true})
 	if err != nil {
 		return
@@ -153,7 +154,11 @@ func warnUncommitted(w io.Writer, repo, path string) {
 	if err != nil {
 		return
 	}
-	prefix := strings.Trim(filepath.ToSlash(path), "/") + "/"
+	// As the renderer reads it: "./overlays/prod/" is overlays/prod, "." the root.
+	prefix := path.Clean("/" + filepath.ToSlash(dir))[1:] + "/"
+	if prefix == "/" {
+		prefix = ""
+	}
 	var n int
 	for file, s := range st {
 		if strings.HasPrefix(file, prefix) && (s.Worktree != git.Unmodified || s.Staging != git.Unmodified) {
@@ -161,6 +166,6 @@ func warnUncommitted(w io.Writer, repo, path string) {
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(w, "warning: %d file(s) under %s have uncommitted changes; diff compares commits, not the working tree\n", n, path)
+		fmt.Fprintf(w, "warning: %d file(s) under %s have uncommitted changes; diff compares commits, not the working tree\n", n, dir)
 	}
 }

@@ -16,9 +16,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/review"
 )
 
@@ -44,6 +47,15 @@ func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstr
 	if err != nil {
 		return nil, err
 	}
+	var gr *v1alpha1.GitRepository
+	if f.source != "" {
+		if gr, _, err = applyingSource(ctx, c, f.source, nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := placeHead(c, head, gr); err != nil {
+		return nil, err
+	}
 	var live, dry, raw []*unstructured.Unstructured
 	for _, obj := range head {
 		l, d, err := dryRunApply(ctx, c, obj)
@@ -56,9 +68,11 @@ func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstr
 		}
 		dry = append(dry, objects.Normalize(d))
 	}
-	gr, why, err := applyingSource(ctx, c, f.source, raw)
-	if err != nil {
-		return nil, err
+	why := ""
+	if gr == nil {
+		if gr, why, err = applyingSource(ctx, c, "", raw); err != nil {
+			return nil, err
+		}
 	}
 	if gr == nil {
 		fmt.Fprintf(note, "note: %s: what it would prune is not shown\n", why)
@@ -77,6 +91,29 @@ func clusterReport(ctx context.Context, f *diffFlags, head []*unstructured.Unstr
 	r.Base = review.Revision{Ref: "cluster"}
 	r.Head = rev
 	return r, nil
+}
+
+// placeHead puts the namespaced objects of head in the target namespace of
+// gr, the GitRepository that applies them, as the controller does
+// (render.Namespace); without gr, one with no namespace cannot be compared.
+func placeHead(c client.Client, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) error {
+	scoped := func(gvk schema.GroupVersionKind) (bool, bool) {
+		namespaced, err := objects.Namespaced(c.RESTMapper(), gvk)
+		return !namespaced, err == nil
+	}
+	why := "the GitRepository that applies --path gives it its spec.targetNamespace; name that GitRepository with --source NAMESPACE/NAME"
+	if gr != nil {
+		if err := render.Namespace(head, gr.Spec.TargetNamespace, scoped); err != nil {
+			return err
+		}
+		why = "the controller refuses to apply it (set spec.targetNamespace of gitrepository " + gr.Namespace + "/" + gr.Name + " or metadata.namespace)"
+	}
+	for _, obj := range head {
+		if cluster, known := scoped(obj.GroupVersionKind()); obj.GetNamespace() == "" && known && !cluster {
+			return fmt.Errorf("%s has no namespace: %s", objects.ID(obj), why)
+		}
+	}
+	return nil
 }
 
 // dryRunApply returns the live object (nil when absent) and the dry-run

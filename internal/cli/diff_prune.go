@@ -11,6 +11,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,7 @@ import (
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/reconcile"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 )
 
@@ -105,13 +107,22 @@ const notChecked = "not checked against a cluster"
 
 // childRefusals asks the cluster, as the controller's apply check does,
 // whether it would take the FlinkDeployment child of each
-// FlinkBlueGreenDeployment of head: the refusals by object ID.
+// FlinkBlueGreenDeployment of head: the refusals by object ID, and for a
+// child it could not ask about (its namespace comes with the head, this
+// identity may not create FlinkDeployments, asking failed), why.
 func childRefusals(ctx context.Context, c client.Client, head []*unstructured.Unstructured) map[string]string {
 	out := map[string]string{}
 	for _, obj := range head {
-		if err := reconcile.CheckChild(ctx, c, obj); err != nil {
-			id := review.Object{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}.ID()
+		unasked, err := reconcile.CheckChild(ctx, c, obj)
+		id := review.Object{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}.ID()
+		var refused *apply.RejectedError
+		switch {
+		case errors.As(err, &refused):
 			out[id] = "will be refused: " + err.Error()
+		case err != nil:
+			out[id] = "not checked against the cluster: " + err.Error()
+		case unasked != "":
+			out[id] = "not checked against the cluster: " + unasked
 		}
 	}
 	return out

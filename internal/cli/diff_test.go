@@ -128,3 +128,17 @@ func TestDiffWarnsOfUncommittedChangesUnderThePath(t *testing.T) {
 	assert.Equal(t, 0, res.code, "the commits are compared: no change")
 	assert.Contains(t, res.stderr, "warning: 1 file(s) under "+prPath+" have uncommitted changes; diff compares commits, not the working tree")
 }
+
+// The path in the spelling of the GitRepository's spec.path
+// ("./overlays/production", as the README writes it) or with a trailing
+// slash names the same directory: uncommitted edits under it are warned
+// of all the same.
+func TestDiffWarnsOfUncommittedChangesUnderAPathSpelledWithDotSlash(t *testing.T) {
+	r := newPRRepo(t)
+	r.write(prPath+"/extra.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	for _, p := range []string{"./" + prPath, prPath + "/", "./" + prPath + "/"} {
+		res := runCLI(t, "diff", "--repo", r.dir, "--base", "main", "--head", "main", "--path", p)
+		assert.Equal(t, 0, res.code, res.stderr)
+		assert.Contains(t, res.stderr, "warning: 1 file(s) under "+p+" have uncommitted changes", "--path %s", p)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -97,7 +98,8 @@ func requireSubcommands(c *cobra.Command) {
 		msg := fmt.Sprintf("%s needs one of: %s", cmd.CommandPath(), strings.Join(names, ", "))
 		if len(args) > 0 {
 			msg = fmt.Sprintf("%s: unknown %q; %s", cmd.CommandPath(), args[0], msg)
-			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			// A hint that is also a prefix of the kind (gitrepo) names it once.
+			if s := slices.Compact(cmd.SuggestionsFor(args[0])); len(s) > 0 {
 				msg += "; did you mean " + strings.Join(s, " or ") + "?"
 			}
 		}

@@ -25,6 +25,7 @@ func TestMissingOrUnknownSubcommandsExitTwo(t *testing.T) {
 		{[]string{"suspend", "fbgd"}, `bg-gitops suspend: unknown "fbgd"; bg-gitops suspend needs one of: gitrepository`},
 		{[]string{"promote", "orders"}, `bg-gitops promote: unknown "orders"; bg-gitops promote needs one of: fbgd`},
 		{[]string{"wait", "bluegreen"}, "did you mean fbgd?"},
+		{[]string{"suspend", "gitrepo"}, "needs one of: gitrepository; did you mean gitrepository? (see --help)"},
 		{[]string{"create", "secret", "bogus"}, "needs one of: forge, git, webhook"},
 		{[]string{"reconcile"}, "bg-gitops reconcile needs one of: gitrepository"},
 	} {

@@ -40,9 +40,9 @@ type request struct {
 	kind        *kind
 	// annotations returns the merge patch for a request made at token.
 	annotations func(token string) map[string]*string
-	// acked reports whether the object's status acknowledges token; nil
-	// when there is nothing to wait for.
-	acked func(obj client.Object, token string) bool
+	// handled is the request the object's status says the controller
+	// handled last; nil when there is nothing to wait for.
+	handled func(obj client.Object) string
 	// failureIsOutcome: the request itself ends the rollout in a failure
 	// (abort keeps the old colour and reports the transition as failed), so
 	// an active colour is success.
@@ -90,7 +90,7 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 	if err != nil {
 		return err
 	}
-	wait := f.wait && r.acked != nil
+	wait := f.wait && r.handled != nil
 	var b *budget
 	if wait {
 		// Before the request: a wait refused must leave no request behind.
@@ -107,8 +107,8 @@ func (r *request) run(cmd *cobra.Command, f *requestFlags, name string) error {
 		fmt.Fprintf(out, "%s %s: %s requested\n", r.kind.short, key, r.verb)
 		return nil
 	}
-	w := &requestWait{client: c, key: key, kind: r.kind, token: token, acked: r.acked, progress: newProgress(out),
-		failureIsOutcome: r.failureIsOutcome}
+	w := &requestWait{client: c, key: key, kind: r.kind, token: token, handled: r.handled, before: r.handled(obj),
+		progress: newProgress(out), failureIsOutcome: r.failureIsOutcome}
 	return until(ctx, b, fmt.Sprintf("%s %s", r.kind.short, key), w.check)
 }
 
@@ -119,7 +119,7 @@ func (r *request) example() string {
 		name = "orders"
 	}
 	line := fmt.Sprintf("  bg-gitops %s %s %s -n %s", r.verb, r.kind.name, name, ns)
-	if r.acked == nil {
+	if r.handled == nil {
 		return line
 	}
 	return line + "\n" + line + " --wait --timeout auto   # exit 0 settled, 3 failed, 4 timed out"
@@ -165,7 +165,7 @@ func set(key string) func(string) map[string]*string {
 func newRequestCommands() []*cobra.Command {
 	suspended := "true"
 	reconcile := &request{verb: "reconcile", short: "Fetch, render and apply now", kind: gitRepositoryKind,
-		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), acked: gitRepositoryAcked, check: notWhileSuspended}
+		annotations: set(v1alpha1.ReconcileRequestedAtAnnotation), handled: gitRepositoryHandled, check: notWhileSuspended}
 	suspend := &request{verb: "suspend", short: "Stop fetching and applying (annotation " + v1alpha1.SuspendAnnotation + ")",
 		kind: gitRepositoryKind,
 		annotations: func(string) map[string]*string {
@@ -174,7 +174,7 @@ func newRequestCommands() []*cobra.Command {
 	resume := &request{verb: "resume", short: "Resume a suspended GitRepository and reconcile it now", kind: gitRepositoryKind,
 		annotations: func(token string) map[string]*string {
 			return map[string]*string{v1alpha1.SuspendAnnotation: nil, v1alpha1.ReconcileRequestedAtAnnotation: &token}
-		}, acked: gitRepositoryAcked, check: resumeOverriddenBySpec}
+		}, handled: gitRepositoryHandled, check: resumeOverriddenBySpec}
 	abort := fbgdRequest("abort", "Abort the transition in progress", v1alpha1.AbortRequestedAtAnnotation)
 	abort.failureIsOutcome = true
 	return []*cobra.Command{
@@ -191,28 +191,32 @@ func newRequestCommands() []*cobra.Command {
 
 func fbgdRequest(verb, short, annotation string) *request {
 	return &request{verb: verb, short: short, kind: fbgdKind, annotations: set(annotation), check: fbgdCanAct(verb),
-		acked: func(obj client.Object, token string) bool {
+		handled: func(obj client.Object) string {
 			st := obj.(*v1alpha1.FlinkBlueGreenDeployment).Status
-			handled := map[string]string{
+			return map[string]string{
 				v1alpha1.PromoteRequestedAtAnnotation: st.LastHandledPromoteAt,
 				v1alpha1.AbortRequestedAtAnnotation:   st.LastHandledAbortAt,
 				v1alpha1.RetryRequestedAtAnnotation:   st.LastHandledRetryAt,
-			}
-			return handledSince(handled[annotation], token)
+			}[annotation]
 		}}
 }
 
-func gitRepositoryAcked(obj client.Object, token string) bool {
-	return handledSince(obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt, token)
+func gitRepositoryHandled(obj client.Object) string {
+	return obj.(*v1alpha1.GitRepository).Status.LastHandledReconcileAt
 }
 
 // handledSince reports whether handled, the last request the controller
 // handled, is token or a request made at or after it: a push webhook or
 // another person's request that replaced ours in the annotation did what
-// ours asked. Values that are not times compare as they are.
-func handledSince(handled, token string) bool {
+// ours asked. The request handled before ours was made (before) is not
+// one, whatever its time: another clock (the controller's, another
+// person's) stamped it. Values that are not times compare as they are.
+func handledSince(handled, before, token string) bool {
 	if handled == token {
 		return true
+	}
+	if handled == before {
+		return false
 	}
 	h, err1 := time.Parse(time.RFC3339Nano, handled)
 	t, err2 := time.Parse(time.RFC3339Nano, token)
@@ -226,7 +230,10 @@ type requestWait struct {
 	key    types.NamespacedName
 	kind   *kind
 	token  string
-	acked  func(client.Object, string) bool
+	// handled reads the last request handled; before is what it read
+	// before the request was made.
+	handled func(client.Object) string
+	before  string
 	// failureIsOutcome accepts a failure with an active colour.
 	failureIsOutcome bool
 	progress         *progress
@@ -238,7 +245,7 @@ func (w *requestWait) check(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	s := w.kind.standing(obj)
-	if !w.acked(obj, w.token) {
+	if !handledSince(w.handled(obj), w.before, w.token) {
 		w.progress.report(w.key.String(), fmt.Sprintf("%s %s: waiting for the controller to handle the request", w.kind.short, w.key))
 		return false, nil
 	}

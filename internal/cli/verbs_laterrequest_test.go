@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -83,4 +84,30 @@ func laterRequestsProxy(t *testing.T, cfg *rest.Config) string {
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, clientcmd.WriteToFile(*kc, path))
 	return path
+}
+
+// A request handled before the command made its own is not its answer,
+// even when its time is later than the command's (a clock ahead of the
+// command's wrote it): `reconcile --wait` returns only once the controller
+// has handled the command's own request.
+func TestReconcileWaitIgnoresARequestHandledBeforeItsOwn(t *testing.T) {
+	env := cluster(t)
+	ns := newNamespace(t, env)
+	ahead := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "jobs", Namespace: ns,
+		Annotations: map[string]string{v1alpha1.ReconcileRequestedAtAnnotation: ahead}},
+		Spec: v1alpha1.GitRepositorySpec{URL: "file:///nonexistent/jobs.git", Interval: &metav1.Duration{Duration: time.Hour}}}
+	require.NoError(t, env.Client.Create(t.Context(), gr))
+	key := client.ObjectKeyFromObject(gr)
+	require.Eventually(t, func() bool {
+		require.NoError(t, env.Client.Get(t.Context(), key, gr))
+		return gr.Status.LastHandledReconcileAt == ahead && gitRepositoryStanding(gr).settled
+	}, 30*time.Second, 50*time.Millisecond, "the controller handles the first request")
+
+	res := runCLI(t, "reconcile", "gitrepository", "jobs", "--wait", "--timeout", "20s", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.Equal(t, exitFailed, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
+	require.NoError(t, env.Client.Get(t.Context(), key, gr))
+	assert.NotEqual(t, ahead, gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation], "the command made a request")
+	assert.Equal(t, gr.Annotations[v1alpha1.ReconcileRequestedAtAnnotation], gr.Status.LastHandledReconcileAt,
+		"the command returned after the controller handled its request")
 }

@@ -308,7 +308,7 @@ func TestAbortWaitFailsWhenTheTransitionFinishedFirst(t *testing.T) {
 	abort := fbgdRequest("abort", "Abort", v1alpha1.AbortRequestedAtAnnotation)
 	var out bytes.Buffer
 	w := &requestWait{client: c, key: types.NamespacedName{Namespace: "ns", Name: "job"}, kind: fbgdKind, token: token,
-		acked: abort.acked, failureIsOutcome: true, progress: newProgress(&out)}
+		handled: abort.handled, failureIsOutcome: true, progress: newProgress(&out)}
 	done, err := w.check(context.Background())
 	assert.True(t, done)
 	require.Error(t, err, "an abort that aborted nothing reported as success: %s", out.String())

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/source"
 )
 
 // isLocalRef reports whether --for-revision names a ref of the local
@@ -55,11 +56,11 @@ func refuseUnreachable(ctx context.Context, c client.Client, obj client.Object, 
 			"%s is a commit of %s, whose remotes are not %s, the url of gitrepository %s/%s: it can never go live (pass --repo with a clone of %[3]s, or a commit hash)",
 			want, repoDir, gr.Spec.URL, gr.Namespace, gr.Name)}
 	}
-	if remote == "" || remoteHas(ctx, repo, remote, plumbing.NewHash(string(want))) {
+	if remote == "" || remoteHas(ctx, repo, remote, gr.GetRef(), plumbing.NewHash(string(want))) {
 		return nil
 	}
 	return &exitError{code: exitCannotAct, err: fmt.Errorf(
-		"%s is not on %s, which gitrepository %s/%s fetches: push it first", want, gr.Spec.URL, gr.Namespace, gr.Name)}
+		"%s is not on %s, which gitrepository %s/%s fetches, under the ref it follows: push it first", want, gr.Spec.URL, gr.Namespace, gr.Name)}
 }
 
 // sourceOf is the GitRepository obj is, or the one that applied it (its
@@ -108,11 +109,18 @@ func matchingRemote(repo *git.Repository, repoDir, sourceURL string) (remoteURL 
 // answer leaves the question to the wait.
 const listTimeout = 15 * time.Second
 
-// remoteHas reports whether the remote at remoteURL has the commit: a ref
-// there points at it or at a commit the local repository knows descends
-// from it. When it cannot tell (the remote cannot be listed, a ref points
-// at a commit not fetched here) it answers yes, leaving it to the wait.
-func remoteHas(ctx context.Context, repo *git.Repository, remoteURL string, want plumbing.Hash) bool {
+// remoteHas reports whether the remote at remoteURL has the commit under a
+// ref that follow names (source.Concerns, the rule push webhooks go by):
+// such a ref points at it or at a commit the local repository knows
+// descends from it. Other refs (a forge's refs/pull/*, others' branches)
+// cannot bring it live, and their tips are seldom fetched. When it cannot
+// tell (the remote cannot be listed, the ref points at a commit not
+// fetched here, follow pins a commit) it answers yes, leaving it to the
+// wait.
+func remoteHas(ctx context.Context, repo *git.Repository, remoteURL string, follow v1alpha1.GitRepositoryRef, want plumbing.Hash) bool {
+	if follow.Commit != "" {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
 	r := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{remoteURL}})
@@ -121,7 +129,7 @@ func remoteHas(ctx context.Context, repo *git.Repository, remoteURL string, want
 		return true
 	}
 	for _, ref := range refs {
-		if ref.Type() != plumbing.HashReference {
+		if ref.Type() != plumbing.HashReference || !source.Concerns(follow, ref.Name().String()) {
 			continue
 		}
 		if descends(repo, ref.Hash(), want) {
@@ -154,11 +162,13 @@ var scpLike = regexp.MustCompile(`^(?:[^@/]+@)?([^:/]+):(.+)$`)
 
 // normalizeGitURL reduces a Git URL or a local path to host/path, so that
 // https://host/o/r, ssh://git@host:22/o/r.git and git@host:o/r compare
-// equal, and file:///d and /d too.
+// equal, and file:///d and /d too. The path of a remote is compared
+// without case, as forges (GitHub, GitLab, Gitea) name repositories: a
+// refusal there would stop a wait that can succeed.
 func normalizeGitURL(raw string) string {
 	if !strings.Contains(raw, "://") {
 		if m := scpLike.FindStringSubmatch(raw); m != nil && !filepath.IsAbs(raw) {
-			return strings.ToLower(m[1]) + "/" + trimRepoPath(m[2])
+			return strings.ToLower(m[1] + "/" + trimRepoPath(m[2]))
 		}
 		return localPath(raw)
 	}
@@ -169,7 +179,7 @@ func normalizeGitURL(raw string) string {
 	if u.Scheme == "file" {
 		return localPath(u.Path)
 	}
-	return strings.ToLower(u.Hostname()) + "/" + trimRepoPath(u.Path)
+	return strings.ToLower(u.Hostname() + "/" + trimRepoPath(u.Path))
 }
 
 // localPath is a directory as an absolute path, symbolic links resolved.

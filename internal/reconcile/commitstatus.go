@@ -55,7 +55,7 @@ type CommitStatusReporter struct {
 	// applied (shared with it): the commit status of an object of another
 	// namespace is trusted while its inventory cannot list it yet.
 	Applying *Applying
-	Client client.Client
+	Client   client.Client
 	// APIReader reads a GitRepository the cache does not hold (see
 	// sourceRepository); none when nil.
 	APIReader client.Reader

@@ -35,27 +35,37 @@ func checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstruct
 // checkChild is checkChild that also rejects a parent whose jobs would run
 // as an account outside t.FlinkAccounts.
 func (t Tenancy) checkChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	_, err := t.askChild(ctx, c, obj)
+	return err
+}
+
+// askChild is checkChild that also says, when the parent passes because
+// the cluster could not be asked, why (unasked).
+func (t Tenancy) askChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (unasked string, err error) {
 	gvk := obj.GroupVersionKind()
 	if gvk.Group != v1alpha1.GroupVersion.Group || gvk.Kind != v1alpha1.FlinkBlueGreenDeploymentKind {
-		return nil
+		return "", nil
 	}
 	child, err := preflightChild(obj)
 	if err != nil {
-		return apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
+		return "", apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
 	}
 	account, _, _ := unstructured.NestedString(child.Object, "spec", "serviceAccount")
 	if err := t.flinkAccount(account); err != nil {
-		return apply.Rejected("its jobs may not run as that account", obj, err)
+		return "", apply.Rejected("its jobs may not run as that account", obj, err)
 	}
 	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))
 	return childVerdict(ctx, c, child, err)
 }
 
-// CheckChild is checkChild for `bg-gitops diff --cluster`: nil when the
-// cluster would take the FlinkDeployment child of obj (or obj is no
-// FlinkBlueGreenDeployment), the refusal otherwise.
-func CheckChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
-	return checkChild(ctx, c, obj)
+// CheckChild is checkChild for `bg-gitops diff --cluster`, which must not
+// present a child it could not ask about as taken: nil and no unasked
+// when the cluster would take the FlinkDeployment child of obj (or obj is
+// no FlinkBlueGreenDeployment); unasked, why the cluster could not be
+// asked; an apply.RejectedError when it would refuse the child; another
+// error when asking failed.
+func CheckChild(ctx context.Context, c client.Client, obj *unstructured.Unstructured) (unasked string, err error) {
+	return Tenancy{}.askChild(ctx, c, obj)
 }
 
 // preflightChild is the blue colour's FlinkDeployment as childObject builds
@@ -81,37 +91,40 @@ func preflightChild(obj *unstructured.Unstructured) (*unstructured.Unstructured,
 // childVerdict classifies the dry-run's outcome. Without the Flink CRDs, or
 // before the namespace exists, there is nothing to ask; a refusal of the
 // object (invalid, bad request, or denied by admission) rejects the parent;
-// anything else is transient.
-func childVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error) error {
-	if err == nil || apierrors.IsNotFound(err) {
-		return nil
+// anything else is transient. unasked says why nothing could be asked.
+func childVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error) (unasked string, _ error) {
+	switch {
+	case err == nil:
+		return "", nil
+	case apierrors.IsNotFound(err):
+		return "namespace " + child.GetNamespace() + " does not exist yet", nil
 	}
-	if _, noCRD := missingFlinkCRD(err); noCRD {
-		return nil
+	if why, noCRD := missingFlinkCRD(err); noCRD {
+		return why, nil
 	}
 	const rejected = "its FlinkDeployment child would be rejected"
 	switch {
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return apply.Rejected(rejected, child, err)
+		return "", apply.Rejected(rejected, child, err)
 	case apierrors.IsForbidden(err):
 		return forbiddenVerdict(ctx, c, child, err, rejected)
 	}
-	return fmt.Errorf("dry-run its FlinkDeployment child: %w", err)
+	return "", fmt.Errorf("dry-run its FlinkDeployment child: %w", err)
 }
 
 // forbiddenVerdict tells an admission denial from missing RBAC: an identity
 // that may apply FlinkBlueGreenDeployments need not be allowed to create
 // FlinkDeployments (the blue/green controller creates them), so then the
 // check cannot be made and the parent passes.
-func forbiddenVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error, rejected string) error {
+func forbiddenVerdict(ctx context.Context, c client.Client, child *unstructured.Unstructured, err error, rejected string) (unasked string, _ error) {
 	allowed, reviewErr := mayCreate(ctx, c, child)
 	switch {
 	case reviewErr != nil:
-		return fmt.Errorf("dry-run its FlinkDeployment child: %w (access review: %w)", err, reviewErr)
+		return "", fmt.Errorf("dry-run its FlinkDeployment child: %w (access review: %w)", err, reviewErr)
 	case !allowed:
-		return nil
+		return "this identity may not create FlinkDeployments in " + child.GetNamespace(), nil
 	}
-	return apply.Rejected(rejected, child, err)
+	return "", apply.Rejected(rejected, child, err)
 }
 
 func mayCreate(ctx context.Context, c client.Client, child *unstructured.Unstructured) (bool, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -231,20 +232,33 @@ func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h ht
 // requestReconcile asks for a reconcile now, unless a request is already
 // pending: overwriting one not yet handled (a `bg-gitops reconcile
 // --wait` waiting for it) would erase it, and the pending one fetches the
-// pushed commit as well.
+// pushed commit as well. The patch is fenced by the resourceVersion read:
+// a request made since (a conflict) is seen on a fresh read and kept; the
+// backoff gives a cached client time to see it.
 func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	ann := gr.GetAnnotations()
-	if v := ann[v1alpha1.ReconcileRequestedAtAnnotation]; v != "" && v != gr.Status.LastHandledReconcileAt {
-		return nil
-	}
-	patch := client.MergeFrom(gr.DeepCopy())
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[v1alpha1.ReconcileRequestedAtAnnotation] = rc.now().UTC().Format(time.RFC3339Nano)
-	gr.SetAnnotations(ann)
-	if err := rc.Client.Patch(ctx, gr, patch); err != nil {
-		return fmt.Errorf("annotate gitrepository %s: %w", client.ObjectKeyFromObject(gr), err)
+	key := client.ObjectKeyFromObject(gr)
+	first := true
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if !first {
+			if err := rc.Client.Get(ctx, key, gr); err != nil {
+				return err
+			}
+		}
+		first = false
+		ann := gr.GetAnnotations()
+		if v := ann[v1alpha1.ReconcileRequestedAtAnnotation]; v != "" && v != gr.Status.LastHandledReconcileAt {
+			return nil
+		}
+		patch := client.MergeFromWithOptions(gr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[v1alpha1.ReconcileRequestedAtAnnotation] = rc.now().UTC().Format(time.RFC3339Nano)
+		gr.SetAnnotations(ann)
+		return rc.Client.Patch(ctx, gr, patch)
+	})
+	if err != nil {
+		return fmt.Errorf("annotate gitrepository %s: %w", key, err)
 	}
 	return nil
 }
