@@ -255,7 +255,7 @@ func setupReceiver(mgr ctrl.Manager, o Options, reg *redact.Registry) error {
 	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
 		return nil
 	}
-	rc := &source.Receiver{Client: secretReading(mgr, reg), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	rc := &source.Receiver{Client: secretReading(mgr, reg), Live: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
 	// A replica is ready once its receiver listens: the manager starts the
 	// receiver only after the caches synced, and until then a webhook the
 	// Service routes to this replica would be refused.

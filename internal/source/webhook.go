@@ -70,6 +70,10 @@ func IndexWebhookPath(obj client.Object) []string {
 type Receiver struct {
 	// Client reads GitRepositories and Secrets and patches GitRepositories.
 	Client client.Client
+	// Live, when set, reads a GitRepository again after a conflict (the
+	// API server, not a cache that may lag behind the write that caused
+	// it); Client otherwise.
+	Live client.Reader
 	// MaxBodyBytes bounds the body (413 beyond); 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	Log          logr.Logger
@@ -229,18 +233,24 @@ func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h ht
 	return ev, nil
 }
 
+func (rc *Receiver) reader() client.Reader {
+	if rc.Live != nil {
+		return rc.Live
+	}
+	return rc.Client
+}
+
 // requestReconcile asks for a reconcile now, unless a request is already
 // pending: overwriting one not yet handled (a `bg-gitops reconcile
 // --wait` waiting for it) would erase it, and the pending one fetches the
 // pushed commit as well. The patch is fenced by the resourceVersion read:
-// a request made since (a conflict) is seen on a fresh read and kept; the
-// backoff gives a cached client time to see it.
+// a request made since (a conflict) is seen on a fresh read and kept.
 func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
 	key := client.ObjectKeyFromObject(gr)
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		if !first {
-			if err := rc.Client.Get(ctx, key, gr); err != nil {
+			if err := rc.reader().Get(ctx, key, gr); err != nil {
 				return err
 			}
 		}
