@@ -190,6 +190,8 @@ func (ch *savepointChoice) why(s jobSavepoint) string {
 	}
 	if l := ch.last(); l != nil && samePath(l.path, s.path) {
 		whys = append(whys, "its last")
+	} else if l != nil {
+		whys = append(whys, "older than its last: only with --older-than-last")
 	}
 	if len(whys) == 0 {
 		return "its last"

@@ -99,6 +99,16 @@ func TestRollbackSavepointIsOfThatRevisionsJob(t *testing.T) {
 	assert.Contains(t, out.String(), "* /sp/blue-of-A-2  taken 60s ago  (taken when "+shortRevision(rev(shaC))+" replaced it, its last)")
 	assert.NotContains(t, out.String(), "blue-of-A-1")
 
+	// A savepoint the job took after the replacement's, before it
+	// stopped: the listing says the replacement's needs asking twice.
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
+		completedSnapshot("blue-2", "job-blue", "/sp/blue-of-A-2", t0.Add(3*time.Hour)),
+		completedSnapshot("blue-late", "job-blue", "/sp/blue-of-A-late", t0.Add(3*time.Hour+30*time.Second))).Build()
+	out.Reset()
+	choose(0).print(&out, t0.Add(3*time.Hour+time.Minute), "/sp/blue-of-A-late")
+	assert.Contains(t, out.String(), "  /sp/blue-of-A-2  taken 60s ago  (taken when "+shortRevision(rev(shaC))+" replaced it, older than its last: only with --older-than-last)")
+	assert.Contains(t, out.String(), "* /sp/blue-of-A-late")
+
 	// The replacement's snapshot pruned: its savepoint is still the last.
 	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(
 		completedSnapshot("blue-periodic", "job-blue", "/sp/blue-of-A-periodic", t0.Add(2*time.Hour+time.Minute))).Build()
