@@ -65,7 +65,24 @@ func newRootCommand() *cobra.Command {
 	for _, c := range root.Commands() {
 		requireSubcommands(c)
 	}
+	root.SetHelpCommand(newHelpCommand())
 	return root
+}
+
+// newHelpCommand is cobra's help command, except that a topic that names
+// no command exits 2, as an unknown subcommand does.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || cmd == nil || len(rest) > 0 {
+				return &exitError{code: 2, err: fmt.Errorf("unknown help topic %q (see bg-gitops --help)", strings.Join(args, " "))}
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 // kindHints are what a user may type for a kind, for "did you mean".

@@ -28,6 +28,7 @@ func TestMissingOrUnknownSubcommandsExitTwo(t *testing.T) {
 		{[]string{"suspend", "gitrepo"}, "needs one of: gitrepository; did you mean gitrepository? (see --help)"},
 		{[]string{"create", "secret", "bogus"}, "needs one of: forge, git, webhook"},
 		{[]string{"reconcile"}, "bg-gitops reconcile needs one of: gitrepository"},
+		{[]string{"help", "nonexistent"}, `unknown help topic "nonexistent"`},
 	} {
 		res := runCLI(t, tc.args...)
 		assert.Equal(t, 2, res.code, "%v: stdout %q", tc.args, res.stdout)
@@ -35,4 +36,5 @@ func TestMissingOrUnknownSubcommandsExitTwo(t *testing.T) {
 		assert.Empty(t, res.stdout, "%v prints no help on stdout", tc.args)
 	}
 	assert.Equal(t, 0, runCLI(t, "get", "--help").code, "--help still succeeds")
+	assert.Equal(t, 0, runCLI(t, "help", "get").code, "help of a command still succeeds")
 }
