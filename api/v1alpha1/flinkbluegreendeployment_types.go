@@ -414,11 +414,14 @@ func init() {
 }
 
 // PromotionMode returns the promotion mode, defaulted to Automatic.
-func (in *FlinkBlueGreenDeployment) PromotionMode() string {
-	if in.Spec.Promotion == nil || in.Spec.Promotion.Mode == "" {
+func (in *FlinkBlueGreenDeployment) PromotionMode() string { return in.Spec.PromotionMode() }
+
+// PromotionMode is spec.promotion.mode, Automatic when unset.
+func (in *FlinkBlueGreenDeploymentSpec) PromotionMode() string {
+	if in.Promotion == nil || in.Promotion.Mode == "" {
 		return PromotionAutomatic
 	}
-	return in.Spec.Promotion.Mode
+	return in.Promotion.Mode
 }
 
 // GetConditions returns the status conditions.

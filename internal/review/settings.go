@@ -20,7 +20,7 @@ import (
 // spec.configuration, each with its old and new value.
 func settingsChanges(old, cur *v1alpha1.FlinkBlueGreenDeploymentSpec) []string {
 	var out []string
-	if o, n := promotionMode(old), promotionMode(cur); o != n {
+	if o, n := old.PromotionMode(), cur.PromotionMode(); o != n {
 		out = append(out, fmt.Sprintf("promotion.mode %s → %s", o, n))
 	}
 	keys := slices.Sorted(maps.Keys(old.Configuration))
@@ -36,13 +36,6 @@ func settingsChanges(old, cur *v1alpha1.FlinkBlueGreenDeploymentSpec) []string {
 		}
 	}
 	return out
-}
-
-func promotionMode(s *v1alpha1.FlinkBlueGreenDeploymentSpec) string {
-	if s.Promotion == nil || s.Promotion.Mode == "" {
-		return v1alpha1.PromotionAutomatic
-	}
-	return s.Promotion.Mode
 }
 
 func orDefault(m map[string]string, k string) string {
