@@ -182,3 +182,27 @@ func TestPollOfAnUnchangedRefStartsNoWorker(t *testing.T) {
 	f.waitApplied(rev)
 	assert.Greater(t, pool.Fetches(), fetches, "a new commit is fetched in a worker")
 }
+
+// TestACreationListsTheRefsOnce: a GitRepository's first fetch lists the
+// remote's refs once and downloads once (nothing to poll against yet); a
+// later change is listed once too, by the controller's poll, whose
+// listing the worker's download reuses.
+func TestACreationListsTheRefsOnce(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("render workers run on Linux only")
+	}
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true, RenderWorker: &worker.Pool{Slots: 1}})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass")
+	f.waitApplied(rev)
+	assert.EqualValues(t, 1, f.srv.Listings(), "one ref listing for the creation")
+	assert.EqualValues(t, 1, f.srv.UploadPacks(), "one download")
+
+	rev = f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "2")})
+	f.requestReconcile()
+	f.waitApplied(rev)
+	assert.EqualValues(t, 2, f.srv.Listings(), "one ref listing for a change: the worker's download reuses the poll's")
+	assert.EqualValues(t, 2, f.srv.UploadPacks())
+}

@@ -47,14 +47,18 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 	}
 	// The refs are listed here: a poll of an unchanged ref starts no
 	// worker, and a worker fetches the commit listed, without listing.
-	polled, unchanged, err := source.Poll(ctx, o)
-	if err != nil || unchanged {
-		if unchanged {
-			r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
+	// Nothing fetched yet (a creation) has nothing to compare with: the
+	// worker lists and fetches, one listing in all.
+	if o.LastRevision != "" {
+		polled, unchanged, err := source.Poll(ctx, o)
+		if err != nil || unchanged {
+			if unchanged {
+				r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
+			}
+			return polled, err
 		}
-		return polled, err
+		o.Target = polled.Target
 	}
-	o.Target = polled.Target
 	gr := run.gr
 	var data map[string][]byte
 	name := ""

@@ -128,6 +128,11 @@ func Poll(ctx context.Context, o Options) (res Result, unchanged bool, err error
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ctx, hf, done, err := withHTTPLimits(ctx, o)
+	if err != nil {
+		return Result{}, false, err
+	}
+	defer done()
 	refs, err := List(ctx, o)
 	if err != nil {
 		return Result{}, false, err
@@ -137,6 +142,7 @@ func Poll(ctx context.Context, o Options) (res Result, unchanged bool, err error
 		return Result{}, false, refError(err)
 	}
 	res = Result{Revision: t.revision(), Commit: t.commit.String(), Dir: o.Dir, Target: t.export()}
+	res.Target.Listing = hf.carried()
 	return res, res.Revision == o.LastRevision && checkedOutAt(o.Dir, t.commit), nil
 }
 

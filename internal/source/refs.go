@@ -41,6 +41,9 @@ func (t target) revision() string { return v1alpha1.FormatRevision(t.revRef, t.c
 // follows to take as it is (Options.Target) without listing again.
 type Target struct {
 	RemoteRef, RevRef, Commit string
+	// Listing is the listing it was resolved from (HTTP(S), when small):
+	// the Fetch answers its own listing from it.
+	Listing *Listing `json:",omitempty"`
 }
 
 func (t target) export() *Target {

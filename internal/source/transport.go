@@ -7,12 +7,14 @@ Licensed under the Apache License, Version 2.0.
 package source
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -61,7 +63,24 @@ type httpFetch struct {
 	// hit is the limit a response ran into: go-git may wrap the error in
 	// a way errors.As cannot see through, so Fetch reports this one.
 	hit atomic.Pointer[Error]
+	// adv is the ref advertisement answered last (see Listing).
+	adv atomic.Pointer[Listing]
 }
+
+// Listing is a ref advertisement as an HTTP(S) server sent it. A fetch
+// lists the refs (to resolve its ref) and go-git lists them again before
+// it downloads: the second listing is answered from the first; a fetch
+// the controller's poll listed for answers its listing from the poll's
+// (Target.Listing). One listing per change.
+type Listing struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// maxCarriedListing bounds the listing a Target carries to a worker
+// (whose request is bounded): a larger one is listed again there.
+const maxCarriedListing = 1 << 20
 
 type httpFetchKey struct{}
 
@@ -74,6 +93,9 @@ func withHTTPLimits(ctx context.Context, o Options) (_ context.Context, _ *httpF
 		return ctx, f, func() {}, nil
 	}
 	f := &httpFetch{transport: http.DefaultTransport, maxPack: o.Limits.effective().MaxFetchBytes, remote: scrubURLs(o.URL)}
+	if o.Target != nil && o.Target.Listing != nil {
+		f.adv.Store(o.Target.Listing)
+	}
 	if ca := o.Auth.caBundle(); len(ca) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
@@ -131,6 +153,9 @@ func (boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if f == nil {
 		return http.DefaultTransport.RoundTrip(req)
 	}
+	if a := f.adv.Load(); isListing(req) && a != nil && a.URL == req.URL.String() {
+		return a.response(req), nil
+	}
 	resp, err := f.transport.RoundTrip(req)
 	if err != nil {
 		return resp, err
@@ -138,7 +163,43 @@ func (boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if max, e := f.bodyLimit(req); max > 0 {
 		resp.Body = &boundedBody{ReadCloser: resp.Body, left: max, f: f, err: e}
 	}
+	if isListing(req) && resp.StatusCode == http.StatusOK {
+		return f.keep(req, resp)
+	}
 	return resp, nil
+}
+
+// isListing: req asks for the ref advertisement of a fetch.
+func isListing(req *http.Request) bool {
+	return req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/info/refs") &&
+		req.URL.Query().Get("service") == "git-upload-pack"
+}
+
+// keep reads the advertisement resp carries (go-git reads it whole too),
+// keeps it for the fetch's next listing, and answers it.
+func (f *httpFetch) keep(req *http.Request, resp *http.Response) (*http.Response, error) {
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	a := &Listing{URL: req.URL.String(), Header: resp.Header.Clone(), Body: body}
+	f.adv.Store(a)
+	return a.response(req), nil
+}
+
+func (a *Listing) response(req *http.Request) *http.Response {
+	return &http.Response{Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: a.Header.Clone(), Body: io.NopCloser(bytes.NewReader(a.Body)), ContentLength: int64(len(a.Body)), Request: req}
+}
+
+// carried is the listing f read, for a Target; nil when there is none or
+// it is too large to carry.
+func (f *httpFetch) carried() *Listing {
+	if a := f.adv.Load(); a != nil && len(a.Body) <= maxCarriedListing {
+		return a
+	}
+	return nil
 }
 
 // boundedBody fails a read past its limit, and remembers why.
