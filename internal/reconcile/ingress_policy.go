@@ -33,7 +33,8 @@ type IngressPolicy struct {
 	HostPatterns []string
 	// Annotations (--ingress-annotations): the annotation keys written on
 	// the Ingress; an entry ending in "/" allows a prefix, "*" any. Others
-	// of spec.ingress.annotations are dropped. nil: every annotation.
+	// of spec.ingress.annotations are dropped. nil: every annotation;
+	// empty: none.
 	Annotations []string
 }
 
@@ -71,7 +72,7 @@ func hostMatches(pattern, host, name, namespace string) bool {
 		return false
 	}
 	for i := range want {
-		if want[i] != got[i] && (want[i] != "*" || got[i] == "" || got[i] == "*") {
+		if got[i] == "*" || (want[i] != got[i] && (want[i] != "*" || got[i] == "")) {
 			return false
 		}
 	}
