@@ -62,6 +62,12 @@ type controllerFlags struct {
 	pprofAddr string
 }
 
+// defaultIngressAnnotations are the Ingress annotations a tenant may set
+// without a platform's word: the rewrite a path-only template needs. Any
+// other controller annotation (configuration snippets, auth, allow-lists)
+// acts for every host the Ingress controller serves.
+var defaultIngressAnnotations = []string{"nginx.ingress.kubernetes.io/rewrite-target", "nginx.ingress.kubernetes.io/use-regex"}
+
 func newControllerCommand() *cobra.Command {
 	f := &controllerFlags{}
 	cmd := &cobra.Command{
@@ -108,6 +114,8 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.tenancy.RequireServiceAccount, "require-service-account", false, "refuse GitRepositories without spec.serviceAccountName when no --default-service-account is set (never apply with the controller's identity)")
 	fl.StringSliceVar(&f.tenancy.ApplierAccounts, "allowed-applier-accounts", []string{"bg-gitops-applier"}, "ServiceAccounts a GitRepository may name in spec.serviceAccountName (besides --default-service-account; * for any): any other account of its namespace is refused")
 	fl.StringSliceVar(&f.tenancy.FlinkAccounts, "allowed-flink-accounts", []string{"flink"}, "ServiceAccounts the jobs of a FlinkBlueGreenDeployment may run as (spec.template.spec.serviceAccount; empty, the namespace's default account, is allowed; * for any)")
+	fl.StringSliceVar(&f.tenancy.Ingress.HostPatterns, "ingress-host-pattern", nil, "hosts the Ingress of a FlinkBlueGreenDeployment may use (spec.ingress.template and tls), e.g. {{namespace}}.apps.example.com; {{name}} and {{namespace}} are the FlinkBlueGreenDeployment's, * is one DNS label; several comma-separated; empty: any host (set it wherever tenants share an Ingress controller)")
+	fl.StringSliceVar(&f.tenancy.Ingress.Annotations, "ingress-annotations", defaultIngressAnnotations, "annotations of spec.ingress written on the Ingress (keys; a key ending in / allows a prefix; * for any, empty for none); the others are dropped with a warning event")
 	fl.StringSliceVar(&f.tenancy.ClusterWideNamespaces, "cluster-wide-namespaces", nil, "namespaces whose GitRepositories may apply into other namespaces and cluster-scoped objects (* for all); any other GitRepository writes only namespaced objects of its own namespace")
 	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may render; negative: no limit")
 	fl.Var(newQuantity(&f.renderWorker.MaxMemory, worker.DefaultMaxMemory), "render-max-memory", "memory of the worker process that runs one git fetch or kustomize build (its data segment, RLIMIT_DATA); a fetch or build past it fails and nothing else does. Linux only")

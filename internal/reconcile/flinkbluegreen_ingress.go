@@ -16,6 +16,7 @@ import (
 	"maps"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -66,35 +67,41 @@ type ingressSpec struct {
 // when something is written). An Ingress it does not control is never
 // written: the cache's "absent" is checked against the API server, and an
 // existing Ingress is applied only at the resourceVersion it was read at
-// (one replaced meanwhile is a conflict, retried).
-func (r *FlinkBlueGreenReconciler) ensureIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, route *bluegreen.Route) error {
+// (one replaced meanwhile is a conflict, retried). Nor is one with a host
+// the platform's IngressPolicy refuses. It returns the annotations of
+// spec.ingress the policy dropped from an Ingress it wrote.
+func (r *FlinkBlueGreenReconciler) ensureIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, route *bluegreen.Route) ([]string, error) {
 	cur, err := r.currentIngress(ctx, p, !route.Delete)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	owned := cur != nil && metav1.IsControlledBy(cur, p)
 	switch {
 	case route.Delete && !owned:
-		return nil
+		return nil, nil
 	case route.Delete:
-		return r.writeIngress(ctx, p, func(c client.Client) error {
+		return nil, r.writeIngress(ctx, p, func(c client.Client) error {
 			return client.IgnoreNotFound(c.Delete(ctx, cur, client.Preconditions{UID: &cur.UID}))
 		})
 	case cur != nil && !owned:
-		return fmt.Errorf("Ingress %s %w", p.Name, errIngressNotOwned)
+		return nil, fmt.Errorf("Ingress %s %w", p.Name, errIngressNotOwned)
 	}
-	want, err := ingressObject(p, route.Child)
+	policy := r.Tenancy.Ingress
+	want, dropped, err := ingressObject(p, route.Child, policy)
+	if err == nil {
+		err = policy.checkHosts(want)
+	}
 	if err != nil || (owned && ingressCurrent(cur, want)) {
-		return err
+		return nil, err
 	}
 	u, err := toUnstructured(want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cur != nil {
 		u.SetResourceVersion(cur.ResourceVersion)
 	}
-	return r.writeIngress(ctx, p, func(c client.Client) error { return objects.Apply(ctx, c, u) })
+	return dropped, r.writeIngress(ctx, p, func(c client.Client) error { return objects.Apply(ctx, c, u) })
 }
 
 // currentIngress is the Ingress of p's name, nil when there is none; with
@@ -115,33 +122,41 @@ func (r *FlinkBlueGreenReconciler) currentIngress(ctx context.Context, p *v1alph
 }
 
 // writeIngress runs write with the client of the identity that applied p.
+// The default applier role grants no Ingresses: a refusal says how a
+// platform opts a namespace in.
 func (r *FlinkBlueGreenReconciler) writeIngress(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, write func(client.Client) error) error {
 	c, err := r.actor(ctx, p)
 	if err != nil {
 		return err
 	}
-	return write(c)
+	err = write(c)
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("%w (a platform opts namespace %s in to Ingresses by binding the ClusterRole bg-gitops-ingress-applier "+
+			"to the applying ServiceAccount there; see docs/operations/ingress.md)", err, p.Namespace)
+	}
+	return err
 }
 
 // ingressObject is the parent Ingress pointing at child's REST Service,
 // built as the Flink operator builds it (IngressUtils): one rule whose
 // host and path come from the template, {{name}} and {{namespace}} being
-// the parent's.
-func ingressObject(p *v1alpha1.FlinkBlueGreenDeployment, child string) (*networkingv1.Ingress, error) {
+// the parent's. The annotations policy does not allow are left out and
+// returned.
+func ingressObject(p *v1alpha1.FlinkBlueGreenDeployment, child string, policy IngressPolicy) (*networkingv1.Ingress, []string, error) {
 	var spec ingressSpec
 	if err := json.Unmarshal(p.Spec.Ingress.Raw, &spec); err != nil {
-		return nil, fmt.Errorf("%w: %v", errInvalidIngress, err)
+		return nil, nil, fmt.Errorf("%w: %v", errInvalidIngress, err)
 	}
 	host, path, err := ingressURL(spec.Template, p.Name, p.Namespace)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	labels := maps.Clone(spec.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[componentLabel] = "ingress"
-	annotations := maps.Clone(spec.Annotations)
+	annotations, dropped := policy.keepAnnotations(spec.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
@@ -154,10 +169,10 @@ func ingressObject(p *v1alpha1.FlinkBlueGreenDeployment, child string) (*network
 	}
 	hash, err := ingressHash(ing)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	annotations[appliedHashAnnotation] = hash
-	return ing, nil
+	return ing, dropped, nil
 }
 
 // ingressHash identifies what is applied: labels, annotations and spec.
@@ -192,12 +207,16 @@ func ingressURL(template, name, namespace string) (string, string, error) {
 	if !schemePattern.MatchString(t) {
 		t = "http://" + t
 	}
-	t = namespacePattern.ReplaceAllLiteralString(namePattern.ReplaceAllLiteralString(t, name), namespace)
-	u, err := url.Parse(t)
+	u, err := url.Parse(fillTemplate(t, name, namespace))
 	if err != nil || template == "" {
 		return "", "", fmt.Errorf("%w: template %q is not a host and/or path (%v)", errInvalidIngress, template, err)
 	}
 	return u.Hostname(), u.Path, nil
+}
+
+// fillTemplate replaces {{name}} and {{namespace}} (in any case) in t.
+func fillTemplate(t, name, namespace string) string {
+	return namespacePattern.ReplaceAllLiteralString(namePattern.ReplaceAllLiteralString(t, name), namespace)
 }
 
 // ingressCurrent reports whether cur already is want: the same applied
@@ -246,8 +265,13 @@ func (r *FlinkBlueGreenReconciler) routeIngress(ctx context.Context, p *v1alpha1
 	if dec.Route == nil {
 		return 0
 	}
-	err := r.ensureIngress(ctx, p, dec.Route)
+	dropped, err := r.ensureIngress(ctx, p, dec.Route)
 	conds := &dec.Status.Conditions
+	if len(dropped) > 0 {
+		dec.Events = append(dec.Events, bluegreen.Event{Warning: true, Reason: "IngressAnnotationsDropped",
+			Message: fmt.Sprintf("annotations %s of spec.ingress are not written: not in --ingress-annotations (%s)",
+				strings.Join(dropped, ", "), strings.Join(r.Tenancy.Ingress.Annotations, ","))})
+	}
 	if err == nil {
 		clearCondition(conds, v1alpha1.IngressFailedCondition)
 		return 0
@@ -269,6 +293,8 @@ func ingressReason(err error) string {
 		return "IngressNotOwned"
 	case errors.Is(err, errInvalidIngress):
 		return "InvalidIngress"
+	case errors.Is(err, errIngressHostNotAllowed):
+		return "IngressHostNotAllowed"
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err):
 		return "IngressRejected"
 	}

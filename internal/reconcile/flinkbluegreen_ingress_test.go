@@ -8,18 +8,26 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile"
 )
 
 const ingressJSON = `{"template": "{{name}}.{{namespace}}.flink.example.com", "className": "nginx",
@@ -130,4 +138,108 @@ func TestIngressOfAnotherOwnerIsLeftAlone(t *testing.T) {
 			apimeta.FindStatusCondition(p.Status.Conditions, v1alpha1.IngressFailedCondition) == nil
 	})
 	assert.Equal(t, "other", backend(t, ns), "and the foreign Ingress is not deleted")
+}
+
+func withIngressJSON(spec string) func(*v1alpha1.FlinkBlueGreenDeployment) {
+	return func(p *v1alpha1.FlinkBlueGreenDeployment) { p.Spec.Ingress = &apiextensionsv1.JSON{Raw: []byte(spec)} }
+}
+
+func ingressCondition(t *testing.T, ns string) *metav1.Condition {
+	return apimeta.FindStatusCondition(getFBGD(t, ns, "job").Status.Conditions, v1alpha1.IngressFailedCondition)
+}
+
+// TestIngressHostOutsideThePlatformPatternIsNotWritten: with
+// --ingress-host-pattern, an Ingress whose host is outside the pattern is
+// not written, IngressFailed names the host and the pattern, and the job
+// rolls out all the same; a host inside it is written.
+func TestIngressHostOutsideThePlatformPatternIsNotWritten(t *testing.T) {
+	ns := newNamespace(t)
+	pattern := "{{namespace}}.apps.example.com"
+	startControllerWithOptions(t, ns, reconcile.Options{Tenancy: reconcile.Tenancy{
+		Ingress: reconcile.IngressPolicy{HostPatterns: []string{pattern}}}})
+	p := fbgdObject(t, ns, "job", 1, "flink:1.20.0", "")
+	withIngressJSON(`{"template": "grafana.team-other.apps.example.com/{{name}}"}`)(p)
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	eventually(t, ns, "IngressHostNotAllowed", func() bool {
+		c := ingressCondition(t, ns)
+		return c != nil && c.Reason == "IngressHostNotAllowed"
+	})
+	c := ingressCondition(t, ns)
+	assert.Contains(t, c.Message, "grafana.team-other.apps.example.com")
+	assert.Contains(t, c.Message, pattern)
+	_, err := getIngress(ns, "job")
+	assert.True(t, apierrors.IsNotFound(err), "no Ingress was written: %v", err)
+
+	update(t, ns, "job", 1, "flink:1.20.0", "", withIngressJSON(`{"template": "{{namespace}}.apps.example.com/{{name}}"}`))
+	eventually(t, ns, "the Ingress on the namespace's host", func() bool { return backend(t, ns) == "job-blue-rest" })
+	ing, err := getIngress(ns, "job")
+	require.NoError(t, err)
+	assert.Equal(t, ns+".apps.example.com", ing.Spec.Rules[0].Host)
+	eventually(t, ns, "IngressFailed cleared", func() bool { return ingressCondition(t, ns) == nil })
+}
+
+// TestIngressAnnotationsOutsideTheAllowListAreDropped: with
+// --ingress-annotations, only the listed annotations of spec.ingress reach
+// the Ingress; a warning names the others.
+func TestIngressAnnotationsOutsideTheAllowListAreDropped(t *testing.T) {
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{Tenancy: reconcile.Tenancy{
+		Ingress: reconcile.IngressPolicy{Annotations: []string{"nginx.ingress.kubernetes.io/rewrite-target", "cert-manager.io/"}}}})
+	p := fbgdObject(t, ns, "job", 1, "flink:1.20.0", "")
+	withIngressJSON(`{"template": "{{name}}.{{namespace}}.flink.example.com", "annotations": {
+	  "nginx.ingress.kubernetes.io/rewrite-target": "/", "cert-manager.io/cluster-issuer": "letsencrypt",
+	  "nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers \"X: y\";"}}`)(p)
+	require.NoError(t, env.Client.Create(context.Background(), p))
+	eventually(t, ns, "the Ingress", func() bool { return backend(t, ns) == "job-blue-rest" })
+	ing, err := getIngress(ns, "job")
+	require.NoError(t, err)
+	assert.Equal(t, "/", ing.Annotations["nginx.ingress.kubernetes.io/rewrite-target"])
+	assert.Equal(t, "letsencrypt", ing.Annotations["cert-manager.io/cluster-issuer"], "a prefix allows its keys")
+	assert.NotContains(t, ing.Annotations, "nginx.ingress.kubernetes.io/configuration-snippet")
+	eventuallyWarned(t, ns, "job", "IngressAnnotationsDropped")
+	assert.Nil(t, ingressCondition(t, ns), "the Ingress was written")
+}
+
+// shippedRules are the rules of a ClusterRole of config/rbac.
+func shippedRules(t *testing.T, file string) []rbacv1.PolicyRule {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", file))
+	require.NoError(t, err)
+	role := &rbacv1.ClusterRole{}
+	require.NoError(t, yaml.Unmarshal(data, role))
+	return role.Rules
+}
+
+// TestIngressIsWrittenOnlyWhereThePlatformGrantsIt: the shipped applier
+// role grants no Ingresses, so a tenant's FlinkBlueGreenDeployment rolls
+// out without its Ingress and IngressFailed says how a platform opts the
+// namespace in; with bg-gitops-ingress-applier bound, the Ingress is
+// written.
+func TestIngressIsWrittenOnlyWhereThePlatformGrantsIt(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true})
+	require.NoError(t, env.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bg-gitops-applier", Namespace: ns}}))
+	grant(t, ns, "bg-gitops-applier", "applier", shippedRules(t, "applier_role.yaml")...)
+	manifest := strings.Replace(fbgdManifest("flink:1.20.0", ""), "\nspec:\n",
+		"\nspec:\n  ingress: {template: \"{{name}}.{{namespace}}.flink.example.com\"}\n", 1)
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "job.yaml"), "job.yaml": manifest})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.ServiceAccountName = "bg-gitops-applier" })
+	f.waitApplied(rev)
+	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	eventually(t, ns, "IngressRejected", func() bool {
+		c := ingressCondition(t, ns)
+		return c != nil && c.Reason == "IngressRejected"
+	})
+	c := ingressCondition(t, ns)
+	assert.Contains(t, c.Message, "system:serviceaccount:"+ns+":bg-gitops-applier")
+	assert.Contains(t, c.Message, "bg-gitops-ingress-applier", "the message says how a platform opts the namespace in")
+	_, err := getIngress(ns, "job")
+	assert.True(t, apierrors.IsNotFound(err), "no Ingress with the controller's identity: %v", err)
+
+	grant(t, ns, "bg-gitops-applier", "ingress", shippedRules(t, "ingress_applier_role.yaml")...)
+	annotate(t, ns, "job", v1alpha1.RetryRequestedAtAnnotation)
+	eventually(t, ns, "the Ingress", func() bool { return backend(t, ns) == "job-blue-rest" })
 }

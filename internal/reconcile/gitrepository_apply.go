@@ -60,6 +60,10 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	if res.Inventory != nil {
 		gr.Status.Inventory = res.Inventory
 	}
+	var partial *apply.PartialError
+	if errors.As(err, &partial) {
+		return r.partlyApplied(gr, rev, res, err)
+	}
 	if err != nil {
 		return applyFailure(err)
 	}
@@ -96,6 +100,17 @@ func applyFailure(err error) error {
 		return waitingFailure(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed, nothing was changed: %w", err))
 	}
 	return failed(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed: %w", err))
+}
+
+// partlyApplied reports an apply that left out the namespaces where an
+// object was refused (one a team created first, say) and applied the
+// others. The revision is not applied until every namespace is: it is
+// applied again at the next interval, when the refused object may be gone.
+func (r *GitRepositoryReconciler) partlyApplied(gr *v1alpha1.GitRepository, rev string, res apply.Result, err error) error {
+	if changed(res.Changes) {
+		r.event(gr, corev1.EventTypeNormal, "Applied", fmt.Sprintf("applied revision %s in part: %s", rev, summary(res.Changes)))
+	}
+	return waitingFailure(v1alpha1.ApplyFailedCondition, "PartlyApplied", fmt.Errorf("apply failed in part: %w", err))
 }
 
 // startRevision shows a new revision as being applied before the apply

@@ -41,6 +41,8 @@ type Tenancy struct {
 	// Any account of a namespace is otherwise a tenant's for the naming,
 	// as a ServiceAccount token Secret would be.
 	ApplierAccounts, FlinkAccounts []string
+	// Ingress is what the Ingress of a FlinkBlueGreenDeployment may say.
+	Ingress IngressPolicy
 }
 
 // ErrAccountNotAllowed: a ServiceAccount outside the lists of Tenancy.

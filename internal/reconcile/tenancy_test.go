@@ -57,6 +57,45 @@ func TestClusterWideNamespaceMayApplyElsewhere(t *testing.T) {
 	assert.True(t, configMapExists(other, "a"))
 }
 
+// TestASquattedNameLeavesOnlyItsNamespaceUnapplied: a cluster-wide
+// GitRepository applying into two team namespaces, one of which created an
+// object of the same name first, applies the other namespace's objects,
+// names the squatted object, keeps its hands off it, and applies that
+// namespace once the squatter deletes it.
+func TestASquattedNameLeavesOnlyItsNamespaceUnapplied(t *testing.T) {
+	ctx := context.Background()
+	ns, teamA, teamB := newNamespace(t), newNamespace(t), newNamespace(t)
+	startControllerWithOptions(t, ns, reconcile.Options{AllowInsecureHTTP: true,
+		Tenancy: reconcile.Tenancy{ClusterWideNamespaces: []string{ns}}})
+	squatter := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Namespace: teamB}, Data: map[string]string{"key": "mine"}}
+	require.NoError(t, env.Client.Create(ctx, squatter))
+	inNamespace := func(team, name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {key: platform}\n", name, team)
+	}
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml, a2.yaml, b.yaml, b2.yaml"),
+		"a.yaml": inNamespace(teamA, "settings"), "a2.yaml": inNamespace(teamA, "extra"),
+		"b.yaml": inNamespace(teamB, "settings"), "b2.yaml": inNamespace(teamB, "extra")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.TargetNamespace = "" })
+
+	c := f.waitCondition(v1alpha1.ApplyFailedCondition, "ConfigMap/"+teamB+"/settings")
+	assert.Contains(t, c.Message, "not created by this GitRepository")
+	assert.Contains(t, c.Message, "the other namespaces were applied")
+	assert.True(t, configMapExists(teamA, "settings") && configMapExists(teamA, "extra"), "team-a's objects were applied")
+	assert.False(t, configMapExists(teamB, "extra"), "nothing of team-b was applied")
+	got := &corev1.ConfigMap{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(squatter), got))
+	assert.Equal(t, "mine", got.Data["key"], "the squatted object was not taken over")
+	assert.NotEqual(t, rev, f.get().Status.LastAppliedRevision, "the revision is not applied while a namespace is left out")
+
+	require.NoError(t, env.Client.Delete(ctx, squatter))
+	f.requestReconcile()
+	f.waitApplied(rev)
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKeyFromObject(squatter), got))
+	assert.Equal(t, "platform", got.Data["key"])
+	assert.True(t, configMapExists(teamB, "extra"))
+}
+
 // TestDefaultServiceAccountIsImpersonated: with --default-service-account,
 // a GitRepository without serviceAccountName applies as that account of
 // its own namespace, not as the controller.

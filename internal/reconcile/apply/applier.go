@@ -8,6 +8,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -174,22 +175,27 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err != nil {
 		return res, err
 	}
-	r := &run{c: c, memo: a.memo, check: o.Check, source: o.Source, owned: inventoryIDs(o.Inventory)}
-	if err := r.applyStaged(ctx, set); err != nil {
+	r := &run{c: c, memo: a.memo, check: o.Check, source: o.Source, owned: inventoryIDs(o.Inventory), refused: map[string][]error{}}
+	err = r.applyStaged(ctx, set)
+	var partial *PartialError
+	if err != nil && !errors.As(err, &partial) {
 		res.Changes = r.changes
 		res.Inventory = mergeInventory(o.Inventory, r.written)
 		return res, err
 	}
 	res.Changes = r.changes
-	res.Inventory = newInventory(set)
+	res.Inventory = newInventory(keepItems(set, r.refused))
+	if partial != nil {
+		res.Inventory = mergeInventory(res.Inventory, within(o.Inventory, partial.Namespaces))
+	}
 	if !o.Prune {
 		res.Changes = append(res.Changes, left(stale(o.Inventory, res.Inventory))...)
-		return res, nil
+		return res, err
 	}
-	pruned, err := r.prune(ctx, stale(o.Inventory, res.Inventory), o.Source)
+	pruned, perr := r.prune(ctx, stale(o.Inventory, res.Inventory), o.Source)
 	res.Changes = append(res.Changes, pruned...)
-	if err != nil {
+	if perr != nil {
 		res.Inventory = mergeInventory(res.Inventory, r.unpruned)
 	}
-	return res, err
+	return res, errors.Join(err, perr)
 }

@@ -31,6 +31,16 @@ Licensed under the Apache License, Version 2.0.
 //  6. Prune objects of the previous inventory that are not in the set (without
 //     Prune they are left in the cluster and reported as skipped).
 //
+// The set is all-or-nothing per namespace. When an object of a namespace is
+// refused in step 2 or 4 (owned elsewhere, rejected by the dry-run or the
+// check), no object of that namespace is written and, after the others are
+// applied, Apply returns a *PartialError naming the refused objects: one
+// team that created an object of the same name first does not freeze a
+// cluster-wide repository for every other namespace. The inventory keeps
+// the previous entries of a refused namespace and prune leaves them alone.
+// A refused cluster-scoped object (Namespace, CRD, ClusterRole...) still
+// keeps the whole set out: any namespace may depend on it.
+//
 // An object is "changed" when its dry-run result differs from the live
 // object by objects.Drifted (the drift `bg-gitops diff --cluster` reports)
 // or carries new stamps (revision, source); identity, apply order, CRD

@@ -94,7 +94,10 @@ func TestImpersonationRefusesWhatTheServiceAccountMayNot(t *testing.T) {
 	wantActions(t, res, map[string]string{"ConfigMap/" + ns + "/cm": ActionPruned})
 }
 
-func TestImpersonationAppliesInOtherNamespaceFails(t *testing.T) {
+// TestImpersonationAppliesNothingInANamespaceItMayNotWrite: the objects of
+// a namespace the ServiceAccount may not write are all left out and named;
+// those of its own namespace are applied.
+func TestImpersonationAppliesNothingInANamespaceItMayNotWrite(t *testing.T) {
 	a, _ := newApplier(t)
 	ns := newNamespace(t)
 	other := newNamespace(t)
@@ -103,9 +106,12 @@ func TestImpersonationAppliesInOtherNamespaceFails(t *testing.T) {
 		configMap(ns, "ok", nil),
 		configMap(other, "not-allowed", nil),
 	}, Options{ServiceAccountName: sa, Namespace: ns, Source: source(ns)})
-	wantErrorContains(t, err, "ConfigMap/"+other+"/not-allowed", "forbidden")
-	if _, ok := getConfigMap(t, ns, "ok"); ok {
-		t.Error("configmap was created although the set was refused")
+	wantErrorContains(t, err, "ConfigMap/"+other+"/not-allowed", "forbidden", "nothing applied in namespace "+other)
+	if _, ok := getConfigMap(t, other, "not-allowed"); ok {
+		t.Error("a configmap was created where the account may not write")
+	}
+	if _, ok := getConfigMap(t, ns, "ok"); !ok {
+		t.Error("the account's own namespace was not applied")
 	}
 }
 

@@ -33,16 +33,26 @@ type run struct {
 	check func(context.Context, client.Client, *unstructured.Unstructured) error
 	// source is this Apply's source annotation; owned the IDs of its
 	// inventory. Existing objects of neither are not taken over.
-	source   string
-	owned    map[string]bool
+	source string
+	owned  map[string]bool
+	// groupOf maps the ID of each object of the set to its namespace ("" for
+	// cluster-scoped objects); refused holds the object errors of each
+	// namespace that is not applied.
+	groupOf  map[string]string
+	refused  map[string][]error
 	changes  []Change
 	written  []v1alpha1.ObjectRef
 	unpruned []v1alpha1.ObjectRef
 }
 
 // applyStaged dry-runs, then applies the definitions (stage 1) and the rest
-// (stage 2). See the package documentation for the order.
+// (stage 2). See the package documentation for the order. Objects refused
+// in a namespace (owned elsewhere, rejected by the dry-run or the check)
+// keep every object of that namespace out; the rest is applied and a
+// *PartialError names them. A refused cluster-scoped object keeps the
+// whole set out: the namespaces of the set may depend on it.
 func (r *run) applyStaged(ctx context.Context, set []*item) error {
+	r.groupOf = groupsOf(set)
 	defs, rest := splitStages(set)
 	p1, errs := dryRunAll(ctx, r.c, defs, r.memo)
 	now, later := deferred(rest, p1)
@@ -56,15 +66,20 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	if err := r.waitEstablished(ctx, p1); err != nil {
 		return err
 	}
-	p3, errs3 := dryRunAll(ctx, r.c, later, r.memo)
+	p3, errs3 := dryRunAll(ctx, r.c, keepItems(later, r.refused), r.memo)
 	if err := r.verdict(ctx, errs3, p3); err != nil {
 		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
 	}
-	return r.write(ctx, sortPlans(append(p2, p3...)))
+	if err := r.write(ctx, sortPlans(keepPlans(append(p2, p3...), r.refused))); err != nil {
+		return err
+	}
+	return r.partialError()
 }
 
-// verdict runs the check on the accepted plans and returns the object
-// errors of the dry-run and of the check, or else a transient check error.
+// verdict runs the check on the accepted plans and sorts the object errors
+// of the dry-run and of the check by namespace into r.refused. It returns
+// them all when one is of a cluster-scoped object, or else a transient
+// check error.
 func (r *run) verdict(ctx context.Context, errs []error, plans ...[]*plan) error {
 	var all []*plan
 	for _, ps := range plans {
@@ -72,10 +87,41 @@ func (r *run) verdict(ctx context.Context, errs []error, plans ...[]*plan) error
 	}
 	errs = append(errs, r.foreign(all)...)
 	rejected, transient := r.runCheck(ctx, all)
-	if err := joinObjectErrors(append(errs, rejected...)); err != nil {
-		return err
+	errs = append(errs, rejected...)
+	if r.refuseAll(errs) {
+		return joinObjectErrors(errs)
 	}
-	return transient
+	if transient != nil {
+		return transient
+	}
+	for _, err := range errs {
+		ns := r.groupOf[objectID(err)]
+		r.refused[ns] = append(r.refused[ns], err)
+	}
+	return nil
+}
+
+// refuseAll reports whether one of errs is of a cluster-scoped object (or
+// of no object of the set).
+func (r *run) refuseAll(errs []error) bool {
+	for _, err := range errs {
+		if r.groupOf[objectID(err)] == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// partialError names the refused namespaces and why, nil when none was.
+func (r *run) partialError() error {
+	if len(r.refused) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, ns := range refusedNamespaces(r.refused) {
+		errs = append(errs, r.refused[ns]...)
+	}
+	return &PartialError{Namespaces: refusedNamespaces(r.refused), Err: joinObjectErrors(errs)}
 }
 
 // runCheck calls the check for every plan that creates or changes an

@@ -54,7 +54,7 @@ func TestDeferredDryRunFailureWritesOnlyStageOne(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, namespace(ns)) })
 	set := []*unstructured.Unstructured{namespace(ns), configMap(ns, "good", map[string]any{"k": "1"}), configMap(ns, "Bad_Name", nil)}
 	_, err := a.Apply(ctx, set, Options{Source: source(ns)})
-	wantErrorContains(t, err, "ConfigMap/"+ns+"/Bad_Name", "nothing else applied")
+	wantErrorContains(t, err, "ConfigMap/"+ns+"/Bad_Name", "nothing applied in namespace "+ns)
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: ns}, namespace(ns)); err != nil {
 		t.Errorf("stage one (the namespace) was not applied: %v", err)
 	}
