@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package source
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,9 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -293,4 +297,50 @@ func TestReceiverGateGivesBackWhatItTook(t *testing.T) {
 	_, err = g.reserve(1)
 	require.Error(t, err)
 	f1()
+}
+
+// TestReceiverReadsARotatedSecretAfresh: a remembered token that does not
+// give the GitRepository's published webhook path was rotated since; the
+// receiver reads the Secret again and verifies with the new token.
+func TestReceiverReadsARotatedSecretAfresh(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	var mu sync.Mutex // the handler runs on the server's goroutines
+	var memo *corev1.Secret
+	fresh := 0
+	reads := func() int { mu.Lock(); defer mu.Unlock(); return fresh }
+	remembering := func(ctx context.Context, key client.ObjectKey, refresh bool) (*corev1.Secret, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if memo != nil && !refresh {
+			return memo.DeepCopy(), nil
+		}
+		fresh++
+		sec := &corev1.Secret{}
+		if err := f.c.Get(ctx, key, sec); err != nil {
+			return nil, err
+		}
+		memo = sec
+		return sec.DeepCopy(), nil
+	}
+	serveReceiver(t, f, &Receiver{Client: f.c, MaxBodyBytes: 4096, Log: testr.New(t), Secrets: remembering, Limits: ReceiverLimits{PathRate: -1}})
+	deliver := func(token string, n int) int {
+		body := fmt.Sprintf(`{"ref":"refs/heads/main","n":%d}`, n)
+		return post(t, f.url+f.path, headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(token, body)), body).StatusCode
+	}
+	require.Equal(t, http.StatusOK, deliver(hookToken, 1))
+	require.Equal(t, http.StatusOK, deliver(hookToken, 2))
+	require.Equal(t, 1, reads(), "the second delivery used the remembered token")
+
+	ctx := context.Background()
+	const rotated = "rotated-hook-token"
+	require.NoError(t, f.c.Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: "hook"},
+		Data: map[string][]byte{WebhookTokenKey: []byte(rotated)}}))
+	var gr v1alpha1.GitRepository
+	require.NoError(t, f.c.Get(ctx, client.ObjectKeyFromObject(f.gr), &gr))
+	gr.Status.WebhookPath = WebhookPath([]byte(rotated), gr.Namespace, gr.Name) // as the reconciler publishes it
+	require.NoError(t, f.c.Status().Update(ctx, &gr))
+	f.path = gr.Status.WebhookPath
+
+	assert.Equal(t, http.StatusOK, deliver(rotated, 3), "verified with the new token")
+	assert.Equal(t, 2, reads())
 }
