@@ -60,9 +60,10 @@ func IndexWebhookPath(obj client.Object) []string {
 // before (see replayMemo) is answered 200 without a second request.
 //
 // Wiring in the manager: register WebhookPathIndex, then serve
-// &Receiver{Client: mgr.GetClient(), Indexed: true, Log: ...} on
-// --receiver-bind-address, mounted at WebhookPathPrefix (e.g. as a
-// manager.RunnableFunc running an http.Server). It needs RBAC to list,
+// &Receiver{Client: mgr.GetClient(), Indexed: true, Secrets: ..., Limits:
+// ..., Log: ...} on --receiver-bind-address, mounted at WebhookPathPrefix
+// (e.g. as a manager.RunnableFunc running an http.Server; see
+// reconcile.setupReceiver). It needs RBAC to list,
 // watch and patch gitrepositories and to get secrets. Responses: 200
 // reconcile requested (or the delivery was handled before), 202 push to
 // another ref, 400 not a push or bad payload, 401 bad or missing
