@@ -37,6 +37,8 @@ type controllerFlags struct {
 	probeAddr              string
 	receiverAddr           string
 	receiverExternalURL    string
+	receiverOnly           bool
+	receiverLimits         source.ReceiverLimits
 	leaderElect            bool
 	leaderElectionNS       string
 	concurrent             int
@@ -93,6 +95,11 @@ func newControllerCommand() *cobra.Command {
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (ready once the webhook receiver, if enabled, listens; leader or not)")
 	fl.StringVar(&f.receiverAddr, "receiver-bind-address", ":9292", "address of the push webhook receiver; 0 disables it")
 	fl.StringVar(&f.receiverExternalURL, "receiver-external-url", "", "URL at which forges reach the webhook receiver (an Ingress or load balancer, e.g. https://bg-gitops.example.com); GitRepositories then show the URL to give the forge in status.webhookURL")
+	fl.BoolVar(&f.receiverOnly, "receiver-only", false, "run the webhook receiver alone, without reconcilers or leader election (config/receiver: a Deployment of its own facing the internet); --leader-elect is ignored")
+	fl.IntVar(&f.receiverLimits.MaxConcurrent, source.FlagReceiverMaxConcurrent, source.DefaultMaxConcurrent, "webhook requests the receiver handles at once; more are answered 503 with Retry-After; negative: no limit")
+	fl.Var(newQuantity(&f.receiverLimits.MaxBufferedBytes, source.DefaultMaxBufferedBytes), source.FlagReceiverMaxBufferedBytes, "webhook body bytes the receiver holds at once (each request reserves its Content-Length, or 1Mi when it sends none, before reading); more are answered 503 with Retry-After; negative: no limit")
+	fl.Float64Var(&f.receiverLimits.PathRate, source.FlagReceiverRateLimit, source.DefaultPathRate, "webhook requests per second answered on one webhook path (one GitRepository), after a burst of --receiver-rate-burst; more are answered 429 with Retry-After; negative: no limit")
+	fl.IntVar(&f.receiverLimits.PathBurst, source.FlagReceiverRateBurst, source.DefaultPathBurst, "burst of --receiver-rate-limit")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
@@ -160,10 +167,11 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		MetricsAddr: f.metricsAddr, MetricsSecure: f.metricsSecure, MetricsCertDir: f.metricsCertDir,
 		ProbeAddr: f.probeAddr, PprofAddr: f.pprofAddr,
 		LeaderElect: f.leaderElect, LeaderElectionNamespace: f.leaderElectionNS,
-		Concurrent: f.concurrent, WatchLabelSelector: selector,
+		Concurrent: f.concurrent, WatchLabelSelector: selector, ReceiverOnly: f.receiverOnly,
 		Reconcile: reconcile.Options{
 			ReceiverAddress:        f.receiverAddr,
 			ReceiverExternalURL:    f.receiverExternalURL,
+			ReceiverLimits:         f.receiverLimits,
 			Render:                 f.render,
 			RenderWorker:           renderWorker(f),
 			AllowFileURLs:          f.allowFileURLs,

@@ -85,6 +85,7 @@ func TestControllerCommand(t *testing.T) {
 	t.Run("Sharding", func(t *testing.T) { testControllerSharding(t, env) })
 	t.Run("ShardingSourceOutsideShard", func(t *testing.T) { testControllerShardingSourceOutsideShard(t, env) })
 	t.Run("GeneratedRBAC", func(t *testing.T) { testControllerGeneratedRBAC(t, env) })
+	t.Run("ReceiverOnly", func(t *testing.T) { testControllerReceiverOnly(t, env) })
 }
 
 // controllerProcess is a running `bg-gitops controller` and its addresses.

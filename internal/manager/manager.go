@@ -80,6 +80,9 @@ type Options struct {
 	// Reconcile sets up the reconcilers; its Fence and Concurrent are set
 	// here.
 	Reconcile reconcile.Options
+	// ReceiverOnly runs the webhook receiver alone: no reconciler, no
+	// leader election (config/receiver runs it as a Deployment of its own).
+	ReceiverOnly bool
 }
 
 // New builds the manager on cfg (whose rate limit it sets) with both
@@ -108,7 +111,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	rec := o.Reconcile
 	rec.Concurrent = o.Concurrent
-	if o.LeaderElect {
+	if o.ReceiverOnly {
+		opts.LeaderElection = false
+	}
+	if opts.LeaderElection {
 		fence, err := leaderFence(cfg, &opts)
 		if err != nil {
 			return nil, err
@@ -124,6 +130,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return nil, err
+	}
+	if o.ReceiverOnly {
+		return mgr, reconcile.SetupReceiver(mgr, rec)
 	}
 	return mgr, reconcile.Setup(mgr, rec)
 }

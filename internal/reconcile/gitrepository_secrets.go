@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/internal/source"
 )
 
 // secretTTL is how long a GitRepository reconcile uses a Secret it read
@@ -67,21 +69,38 @@ func (s *secretMemo) drop(key types.NamespacedName) {
 	delete(s.m, key)
 }
 
-// readSecret reads the Secret key for run: from the memo, unless the
-// reconcile was requested (`bg-gitops reconcile`, a webhook), which reads
-// it afresh.
-func (r *GitRepositoryReconciler) readSecret(ctx context.Context, run *gitRun, key types.NamespacedName) (*corev1.Secret, error) {
-	if !run.requested() {
-		if sec, ok := r.secrets.get(key, r.now()); ok {
+// read returns the Secret key: from the memo unless fresh, else read
+// with c and remembered.
+func (s *secretMemo) read(ctx context.Context, c client.Reader, key types.NamespacedName, fresh bool, now time.Time) (*corev1.Secret, error) {
+	if !fresh {
+		if sec, ok := s.get(key, now); ok {
 			return sec, nil
 		}
 	}
 	sec := &corev1.Secret{}
-	if err := r.Client.Get(ctx, key, sec); err != nil {
+	if err := c.Get(ctx, key, sec); err != nil {
 		return nil, err
 	}
-	r.secrets.put(key, sec, r.now())
+	s.put(key, sec, now)
 	return sec, nil
+}
+
+// readSecret reads the Secret key for run: from the memo, unless the
+// reconcile was requested (`bg-gitops reconcile`, a webhook), which reads
+// it afresh.
+func (r *GitRepositoryReconciler) readSecret(ctx context.Context, run *gitRun, key types.NamespacedName) (*corev1.Secret, error) {
+	return r.secrets.read(ctx, r.Client, key, run.requested(), r.now())
+}
+
+// memoSecrets reads Secrets with c through memo, for the webhook
+// receiver: shared with the GitRepository reconciler, a webhook Secret is
+// read from the API server once per secretTTL, not once per delivery, and
+// a reconcile that reads a rotated Secret (and publishes the new webhook
+// path) updates what the receiver uses.
+func memoSecrets(c client.Reader, memo *secretMemo) source.SecretReader {
+	return func(ctx context.Context, key client.ObjectKey, fresh bool) (*corev1.Secret, error) {
+		return memo.read(ctx, c, key, fresh, time.Now())
+	}
 }
 
 // secretKey names a Secret of gr's namespace.

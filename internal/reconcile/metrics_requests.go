@@ -44,6 +44,8 @@ func webhookResult(code int) string {
 		return "Unauthorized"
 	case code == http.StatusNotFound:
 		return "NotFound"
+	case code == http.StatusTooManyRequests, code == http.StatusServiceUnavailable:
+		return "Throttled" // the receiver's limits (source.ReceiverLimits)
 	case code >= 500:
 		return "Error"
 	}

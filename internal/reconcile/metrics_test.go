@@ -144,7 +144,7 @@ func TestMetricsInfoReplacesItsSeries(t *testing.T) {
 func TestMetricsResults(t *testing.T) {
 	assert.Equal(t, "Unauthorized", forgeReason(errors.Join(errors.New("post"), status.ErrUnauthorized)))
 	for code, want := range map[int]string{200: "Requested", 202: "Ignored", 400: "Rejected", 401: "Unauthorized",
-		404: "NotFound", 405: "Rejected", 413: "Rejected", 500: "Error"} {
+		404: "NotFound", 405: "Rejected", 413: "Rejected", 429: "Throttled", 503: "Throttled", 500: "Error"} {
 		before := testutil.ToFloat64(webhookTotal.WithLabelValues(want))
 		h := countWebhooks(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "x", code) }))
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/hook/x", nil))

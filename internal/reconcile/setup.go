@@ -38,6 +38,11 @@ import (
 type Options struct {
 	// ReceiverAddress serves push webhooks; "" or "0" disables the receiver.
 	ReceiverAddress string
+	// ReceiverLimits bound the receiver's requests and bodies at once and
+	// its requests per path (--receiver-max-concurrent,
+	// --receiver-max-buffered-bytes, --receiver-rate-limit,
+	// --receiver-rate-burst).
+	ReceiverLimits source.ReceiverLimits
 	// ReceiverExternalURL is the receiver's address as forges reach it
 	// (an Ingress or load balancer: --receiver-external-url); every
 	// GitRepository with a webhook shows it plus its path in
@@ -145,19 +150,30 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	reg := redact.NewRegistry()
 	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
 		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{}}
-	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
+	gitRepos, err := setupGitRepository(mgr, o, applier, reporter)
+	if err != nil {
 		return err
 	}
 	if err := setupFlinkBlueGreen(mgr, o, applier, reporter); err != nil {
 		return err
 	}
-	return setupReceiver(mgr, o, reg)
+	return setupReceiver(mgr, o, reg, &gitRepos.secrets)
 }
 
-func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
+// SetupReceiver registers the webhook receiver alone with mgr (`bg-gitops
+// controller --receiver-only`: a Deployment of its own that faces the
+// internet, while the reconcilers run elsewhere).
+func SetupReceiver(mgr ctrl.Manager, o Options) error {
+	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
+		return errors.New("--receiver-only needs --receiver-bind-address")
+	}
+	return setupReceiver(mgr, o, redact.NewRegistry(), &secretMemo{})
+}
+
+func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) (*GitRepositoryReconciler, error) {
 	cache, err := source.NewCache(o.CacheDir, o.MaxCacheBytes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	slots := o.namespaceSlots()
 	r := &GitRepositoryReconciler{
@@ -170,7 +186,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	}
 	if o.RenderWorker != nil {
 		if err := mgr.Add(warmWorkers{o.RenderWorker}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -180,7 +196,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	if src := slots.source(); src != nil {
 		b = b.WatchesRawSource(src)
 	}
-	return b.Complete(r)
+	return r, b.Complete(r)
 }
 
 // warmWorkers keeps a started worker per slot while the leader runs, so
@@ -246,8 +262,9 @@ func checkExternalURL(raw string) error {
 	return nil
 }
 
-// setupReceiver serves push webhooks on its own address.
-func setupReceiver(mgr ctrl.Manager, o Options, reg *redact.Registry) error {
+// setupReceiver serves push webhooks on its own address, reading webhook
+// Secrets through memo.
+func setupReceiver(mgr ctrl.Manager, o Options, reg *redact.Registry, memo *secretMemo) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.GitRepository{},
 		source.WebhookPathIndex, source.IndexWebhookPath); err != nil {
 		return fmt.Errorf("index webhook paths: %w", err)
@@ -255,7 +272,8 @@ func setupReceiver(mgr ctrl.Manager, o Options, reg *redact.Registry) error {
 	if o.ReceiverAddress == "" || o.ReceiverAddress == "0" {
 		return nil
 	}
-	rc := &source.Receiver{Client: secretReading(mgr, reg), Live: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("receiver"), Indexed: true}
+	rc := &source.Receiver{Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Log: mgr.GetLogger().WithName("receiver"), Indexed: true,
+		Secrets: memoSecrets(secretReading(mgr, reg), memo), Limits: o.ReceiverLimits}
 	// A replica is ready once its receiver listens: the manager starts the
 	// receiver only after the caches synced, and until then a webhook the
 	// Service routes to this replica would be refused.

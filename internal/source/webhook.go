@@ -7,7 +7,10 @@ Licensed under the Apache License, Version 2.0.
 package source
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -57,16 +60,18 @@ func IndexWebhookPath(obj client.Object) []string {
 // before (see replayMemo) is answered 200 without a second request.
 //
 // Wiring in the manager: register WebhookPathIndex, then serve
-// &Receiver{Client: mgr.GetClient(), Indexed: true, Log: ...} on
-// --receiver-bind-address, mounted at WebhookPathPrefix (e.g. as a
-// manager.RunnableFunc running an http.Server). It needs RBAC to list,
+// &Receiver{Client: mgr.GetClient(), Indexed: true, Secrets: ..., Limits:
+// ..., Log: ...} on --receiver-bind-address, mounted at WebhookPathPrefix
+// (e.g. as a manager.RunnableFunc running an http.Server; see
+// reconcile.setupReceiver). It needs RBAC to list,
 // watch and patch gitrepositories and to get secrets. Responses: 200
 // reconcile requested (or the delivery was handled before), 202 push to
 // another ref, 400 not a push or bad payload, 401 bad or missing
 // signature, 404 unknown path, or a GitRepository whose webhook Secret (or
 // its token key) is missing: the sender learns no more than for a path
 // that does not exist, the log names the Secret; 405 not POST, 413 body
-// too large.
+// too large, 429 too many requests on this path, 503 too many requests or
+// bodies at once (both with Retry-After; see ReceiverLimits).
 type Receiver struct {
 	// Client reads GitRepositories and Secrets and patches GitRepositories.
 	Client client.Client
@@ -76,7 +81,13 @@ type Receiver struct {
 	Live client.Reader
 	// MaxBodyBytes bounds the body (413 beyond); 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	Log          logr.Logger
+	// Limits bound the requests and bodies handled at once and the
+	// requests per path.
+	Limits ReceiverLimits
+	// Secrets reads a webhook Secret (fresh: from the API server, not a
+	// memo); nil reads it with Client on every request.
+	Secrets SecretReader
+	Log     logr.Logger
 	// Indexed looks GitRepositories up by WebhookPathIndex (a cached
 	// manager client with the index registered) instead of listing all.
 	Indexed bool
@@ -89,12 +100,19 @@ type Receiver struct {
 
 	memoOnce sync.Once
 	memo     *replayMemo
+	gateOnce sync.Once
+	gateway  *receiverGate
 }
+
+// SecretReader reads a Secret, from a memo unless fresh is set.
+type SecretReader func(ctx context.Context, key client.ObjectKey, fresh bool) (*corev1.Secret, error)
 
 // httpError is a response status with a message safe to send and log.
 type httpError struct {
 	code int
 	msg  string
+	// retryAfter, when set, is sent as Retry-After.
+	retryAfter time.Duration
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -114,6 +132,13 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			he = &httpError{code: http.StatusInternalServerError, msg: "internal error"}
 		}
 		code, msg = he.code, he.msg
+		// Close the connection rather than let the server read the rest
+		// of a body refused unread (up to 256 KiB, as slowly as the
+		// sender likes) before it answers.
+		w.Header().Set("Connection", "close")
+		if he.retryAfter > 0 {
+			w.Header().Set("Retry-After", retryAfterSeconds(he.retryAfter))
+		}
 	}
 	log.V(1).Info("webhook", "status", code, "message", msg)
 	http.Error(w, msg, code)
@@ -126,20 +151,30 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 	if !strings.HasPrefix(r.URL.Path, WebhookPathPrefix) {
 		return 0, "", fail(http.StatusNotFound, "not found")
 	}
+	release, err := rc.gate().enter()
+	if err != nil {
+		return 0, "", err
+	}
+	defer release()
 	gr, err := rc.lookup(r.Context(), r.URL.Path)
 	if err != nil {
 		return 0, "", err
 	}
-	body, err := rc.readBody(r)
-	if err != nil {
+	if err := rc.gate().allow(gr.Status.WebhookPath, rc.now()); err != nil {
 		return 0, "", err
 	}
 	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String())
-	ev, err := rc.verify(r.Context(), gr, r.Header, body, log)
+	body, ev, free, err := rc.authenticate(r, gr, log)
 	if err != nil {
 		return 0, "", err
 	}
-	log = log.WithValues("ref", ev.Ref)
+	defer free()
+	return rc.deliver(r, gr, body, ev, log.WithValues("ref", ev.Ref))
+}
+
+// deliver requests a reconcile for a verified push, unless the delivery
+// was handled before or concerns another ref.
+func (rc *Receiver) deliver(r *http.Request, gr *v1alpha1.GitRepository, body []byte, ev PushEvent, log logr.Logger) (int, string, error) {
 	keys := deliveryKeys(gr.Status.WebhookPath, r.Header, body)
 	if !rc.replays().begin(keys, rc.now()) {
 		log.Info("push webhook: delivery handled before, not requested again")
@@ -154,6 +189,11 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 	}
 	log.Info("push webhook: reconcile requested")
 	return http.StatusOK, "reconcile requested", nil
+}
+
+func (rc *Receiver) gate() *receiverGate {
+	rc.gateOnce.Do(func() { rc.gateway = newReceiverGate(rc.Limits) })
+	return rc.gateway
 }
 
 func (rc *Receiver) replays() *replayMemo {
@@ -186,51 +226,108 @@ func (rc *Receiver) lookup(ctx context.Context, path string) (*v1alpha1.GitRepos
 	return nil, fail(http.StatusNotFound, "not found")
 }
 
-func (rc *Receiver) readBody(r *http.Request) ([]byte, error) {
+// authenticate reads and verifies the body of a delivery for gr. The
+// token is checked before the body is read: a request without a signature
+// header, or with a wrong GitLab token, is refused without reading it. The
+// body is read within the byte budget (free gives its share back) and
+// through the HMAC, and the signature is checked before parsing, so an
+// unauthenticated sender learns nothing about the payload rules.
+func (rc *Receiver) authenticate(r *http.Request, gr *v1alpha1.GitRepository, log logr.Logger) (body []byte, ev PushEvent, free func(), err error) {
+	token, err := rc.webhookToken(r.Context(), gr, log)
+	if err != nil {
+		return nil, PushEvent{}, nil, err
+	}
+	if err := verifyToken(r.Header, token); err != nil {
+		return nil, PushEvent{}, nil, fail(http.StatusUnauthorized, "%v", err)
+	}
+	body, sum, free, err := rc.readBody(r, token)
+	if err != nil {
+		return nil, PushEvent{}, nil, err
+	}
+	if err := verifyMAC(r.Header, sum); err != nil {
+		free()
+		return nil, PushEvent{}, nil, fail(http.StatusUnauthorized, "%v", err)
+	}
+	if ev, err = ParsePushEvent(r.Header, body); err != nil {
+		free()
+		return nil, PushEvent{}, nil, fail(http.StatusBadRequest, "%v", err)
+	}
+	return body, ev, free, nil
+}
+
+// readBody reads the body into one buffer and through the HMAC keyed by
+// token at once, after reserving its size in the byte budget; it stops
+// (413) as soon as the body passes the limit. free gives the reserved
+// bytes back.
+func (rc *Receiver) readBody(r *http.Request, token []byte) (body, sum []byte, free func(), err error) {
 	limit := rc.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
 	}
 	if r.ContentLength > limit {
-		return nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
+		return nil, nil, nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, fail(http.StatusBadRequest, "reading body: %v", err)
+	size := limit
+	if r.ContentLength >= 0 {
+		size = r.ContentLength
 	}
-	if int64(len(body)) > limit {
-		return nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
+	if free, err = rc.gate().reserve(size); err != nil {
+		return nil, nil, nil, err
 	}
-	return body, nil
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	mac := hmac.New(sha256.New, token)
+	n, err := io.Copy(io.MultiWriter(buf, mac), io.LimitReader(r.Body, limit+1))
+	switch {
+	case err != nil:
+		free()
+		return nil, nil, nil, fail(http.StatusBadRequest, "reading body: %v", err)
+	case n > limit:
+		free()
+		return nil, nil, nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)
+	}
+	return buf.Bytes(), mac.Sum(nil), free, nil
 }
 
-// verify checks the signature before parsing, so an unauthenticated
-// sender learns nothing about the payload rules. A missing Secret or token
-// is answered as an unknown path: whether it exists is not the sender's
-// business, the log and the GitRepository's condition say which it is.
-func (rc *Receiver) verify(ctx context.Context, gr *v1alpha1.GitRepository, h http.Header, body []byte, log logr.Logger) (PushEvent, error) {
-	var secret corev1.Secret
+// webhookToken is the token of gr's webhook Secret. A missing Secret or
+// token is answered as an unknown path: whether it exists is not the
+// sender's business, the log and the GitRepository's condition say which
+// it is. A token read from the memo that does not give gr's webhook path
+// was rotated since: it is read afresh.
+func (rc *Receiver) webhookToken(ctx context.Context, gr *v1alpha1.GitRepository, log logr.Logger) ([]byte, error) {
+	token, err := rc.readToken(ctx, gr, false, log)
+	if err == nil && WebhookPath(token, gr.Namespace, gr.Name) != gr.Status.WebhookPath {
+		token, err = rc.readToken(ctx, gr, true, log)
+	}
+	return token, err
+}
+
+func (rc *Receiver) readToken(ctx context.Context, gr *v1alpha1.GitRepository, fresh bool, log logr.Logger) ([]byte, error) {
 	key := client.ObjectKey{Namespace: gr.Namespace, Name: gr.Spec.Webhook.SecretRef.Name}
-	if err := rc.Client.Get(ctx, key, &secret); err != nil {
+	secret, err := rc.readSecret(ctx, key, fresh)
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			log.Info("push webhook refused: the webhook Secret does not exist", "secret", key.Name)
-			return PushEvent{}, fail(http.StatusNotFound, "not found")
+			return nil, fail(http.StatusNotFound, "not found")
 		}
-		return PushEvent{}, fmt.Errorf("get webhook secret %s: %w", key, err)
+		return nil, fmt.Errorf("get webhook secret %s: %w", key, err)
 	}
-	token, err := SecretValue(&secret, WebhookTokenKey)
+	token, err := SecretValue(secret, WebhookTokenKey)
 	if err != nil {
 		log.Info("push webhook refused: "+err.Error(), "secret", key.Name)
-		return PushEvent{}, fail(http.StatusNotFound, "not found")
+		return nil, fail(http.StatusNotFound, "not found")
 	}
-	if err := VerifySignature(h, body, token); err != nil {
-		return PushEvent{}, fail(http.StatusUnauthorized, "%v", err)
+	return token, nil
+}
+
+func (rc *Receiver) readSecret(ctx context.Context, key client.ObjectKey, fresh bool) (*corev1.Secret, error) {
+	if rc.Secrets != nil {
+		return rc.Secrets(ctx, key, fresh)
 	}
-	ev, err := ParsePushEvent(h, body)
-	if err != nil {
-		return PushEvent{}, fail(http.StatusBadRequest, "%v", err)
+	var secret corev1.Secret
+	if err := rc.Client.Get(ctx, key, &secret); err != nil {
+		return nil, err
 	}
-	return ev, nil
+	return &secret, nil
 }
 
 func (rc *Receiver) reader() client.Reader {

@@ -83,7 +83,8 @@ func newHookFixture(t *testing.T, ref v1alpha1.GitRepositoryRef) *hookFixture {
 	gr.Status.WebhookPath = WebhookPath([]byte(hookToken), ns.Name, gr.Name)
 	require.NoError(t, c.Status().Update(ctx, gr))
 
-	rc := &Receiver{Client: c, MaxBodyBytes: 4096, Log: testr.New(t)}
+	// Many requests on one path: no per-path limit here (TestReceiverRateLimitsEachPath).
+	rc := &Receiver{Client: c, MaxBodyBytes: 4096, Log: testr.New(t), Limits: ReceiverLimits{PathRate: -1}}
 	srv := httptest.NewServer(rc)
 	t.Cleanup(srv.Close)
 	return &hookFixture{c: c, gr: gr, url: srv.URL, path: gr.Status.WebhookPath}
