@@ -68,6 +68,9 @@ type CommitStatusReporter struct {
 	// Options.Fence); the status is then left to the replica that leads.
 	// The posts end before the time it returns.
 	Fence func(context.Context) (time.Time, error)
+	// Budget bounds the time each namespace's forges may take (see
+	// forgeBudget); nil: no bound.
+	Budget *forgeBudget
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // forge repository → rate limited until
@@ -279,6 +282,13 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if until, ok := c.blockedUntil(key); ok {
 		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
 	}
+	left, err := c.Budget.allow(gr.Namespace, time.Now())
+	if err != nil {
+		return err
+	}
+	if end := time.Now().Add(left); end.Before(deadline) {
+		deadline = end
+	}
 	p, token, err := c.provider(ctx, gr)
 	if err != nil {
 		countCommitStatus(gr, err)
@@ -293,7 +303,9 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	start := time.Now()
 	acked, err := status.Sync(ctx, p, missing)
+	c.Budget.spend(gr.Namespace, time.Now(), time.Since(start))
 	countCommitStatus(gr, err)
 	var uc *status.UnconfirmedError
 	if errors.As(err, &uc) {

@@ -149,7 +149,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// or the receiver reads, the others scrub too.
 	reg := redact.NewRegistry()
 	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
-		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{}}
+		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{},
+		Budget: newForgeBudget(forgeBudgetPerWindow, forgeBudgetWindow)}
 	if err := setupGitRepository(mgr, o, applier, reporter); err != nil {
 		return err
 	}
