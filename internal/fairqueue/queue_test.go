@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package fairqueue
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ import (
 
 // newStrings is a queue of "namespace/name" strings.
 func newStrings() *Queue[string] {
-	return New(func(s string) string { ns, _, _ := strings.Cut(s, "/"); return ns })
+	return New("", func(s string) string { ns, _, _ := strings.Cut(s, "/"); return ns })
 }
 
 // take Gets n items without marking them Done.
@@ -190,4 +192,64 @@ func TestRequestQueueHandsOutADelayedItemOnceItIsDue(t *testing.T) {
 	item, shutdown := q.Get()
 	assert.False(t, shutdown)
 	assert.Equal(t, reqOf("b", "1"), item)
+}
+
+func TestRequestQueueEndsANamespacesHoldOnDone(t *testing.T) {
+	q := ForRequests("", workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	q.Add(reqOf("a", "1"))
+	item, _ := q.Get()
+	q.Done(item)
+	q.Add(reqOf("a", "2"))
+	q.Add(reqOf("b", "1"))
+	item, _ = q.Get()
+	assert.Equal(t, reqOf("a", "2"), item, "a holds nothing since Done: its turn came first")
+}
+
+// TestRandomOperationsKeepTheQueueContract runs random Adds, Gets and
+// Dones against a model: Len is the number of items added and not taken
+// since (each once), Get hands out only such an item, never one being
+// processed, and always one of a namespace holding no more items than any
+// other namespace that waits.
+func TestRandomOperationsKeepTheQueueContract(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	q := newStrings()
+	waiting, processing, dirtyWhileProcessing := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	held := map[string]int{}
+	nsOf := func(s string) string { ns, _, _ := strings.Cut(s, "/"); return ns }
+	for step := range 5000 {
+		switch op := rng.IntN(3); {
+		case op == 0:
+			item := fmt.Sprintf("%c/%d", 'a'+rng.IntN(3), rng.IntN(4))
+			q.Add(item)
+			if processing[item] {
+				dirtyWhileProcessing[item] = true
+			} else {
+				waiting[item] = true
+			}
+		case op == 1 && len(waiting) > 0:
+			item, _ := q.Get()
+			require.True(t, waiting[item], "step %d: %s was not waiting", step, item)
+			require.False(t, processing[item], "step %d: %s handed out twice", step, item)
+			for other := range waiting {
+				require.LessOrEqual(t, held[nsOf(item)], held[nsOf(other)], "step %d: %s before %s", step, item, other)
+			}
+			delete(waiting, item)
+			processing[item] = true
+			held[nsOf(item)]++
+		case op == 2 && len(processing) > 0:
+			var item string
+			for item = range processing {
+				break
+			}
+			q.Done(item)
+			delete(processing, item)
+			held[nsOf(item)]--
+			if dirtyWhileProcessing[item] {
+				delete(dirtyWhileProcessing, item)
+				waiting[item] = true
+			}
+		}
+		require.Equal(t, len(waiting), q.Len(), "step %d", step)
+	}
 }
