@@ -282,11 +282,14 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if until, ok := c.blockedUntil(key); ok {
 		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
 	}
-	left, err := c.Budget.allow(gr.Namespace, time.Now())
+	// The budget is charged from here: the deadline below ends at
+	// start+left, so a forge that never answers spends all that is left.
+	start := time.Now()
+	left, err := c.Budget.allow(gr.Namespace, start)
 	if err != nil {
 		return err
 	}
-	if end := time.Now().Add(left); end.Before(deadline) {
+	if end := start.Add(left); end.Before(deadline) {
 		deadline = end
 	}
 	p, token, err := c.provider(ctx, gr)
@@ -303,7 +306,6 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	start := time.Now()
 	acked, err := status.Sync(ctx, p, missing)
 	c.Budget.spend(gr.Namespace, time.Now(), time.Since(start))
 	countCommitStatus(gr, err)
