@@ -68,6 +68,9 @@ type CommitStatusReporter struct {
 	// Options.Fence); the status is then left to the replica that leads.
 	// The posts end before the time it returns.
 	Fence func(context.Context) (time.Time, error)
+	// Budget bounds the time each namespace's forges may take (see
+	// forgeBudget); nil: no bound.
+	Budget *forgeBudget
 
 	mu      sync.Mutex
 	blocked map[string]time.Time // forge repository → rate limited until
@@ -279,6 +282,16 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	if until, ok := c.blockedUntil(key); ok {
 		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
 	}
+	// The budget is charged from here: the deadline below ends at
+	// start+left, so a forge that never answers spends all that is left.
+	start := time.Now()
+	left, err := c.Budget.allow(gr.Namespace, start)
+	if err != nil {
+		return err
+	}
+	if end := start.Add(left); end.Before(deadline) {
+		deadline = end
+	}
 	p, token, err := c.provider(ctx, gr)
 	if err != nil {
 		countCommitStatus(gr, err)
@@ -294,6 +307,7 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	acked, err := status.Sync(ctx, p, missing)
+	c.Budget.spend(gr.Namespace, time.Now(), time.Since(start))
 	countCommitStatus(gr, err)
 	var uc *status.UnconfirmedError
 	if errors.As(err, &uc) {

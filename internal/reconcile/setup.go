@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/fairqueue"
 	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/render"
@@ -121,8 +122,12 @@ func (o Options) namespaceSlots() *namespaceSlots {
 	return newNamespaceSlots(max(o.Concurrent, 1), o.ConcurrentPerNamespace)
 }
 
+// controller shares the workers fairly between namespaces (fairqueue):
+// while several namespaces wait, each is handed a worker before any is
+// handed a second.
 func (o Options) controller() controller.Options {
-	return controller.Options{MaxConcurrentReconciles: max(o.Concurrent, 1), SkipNameValidation: &o.SkipNameValidation}
+	return controller.Options{MaxConcurrentReconciles: max(o.Concurrent, 1), SkipNameValidation: &o.SkipNameValidation,
+		NewQueue: fairqueue.ForRequests}
 }
 
 // Setup registers the GitRepository and FlinkBlueGreenDeployment
@@ -149,7 +154,8 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	// or the receiver reads, the others scrub too.
 	reg := redact.NewRegistry()
 	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
-		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{}}
+		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{},
+		Budget: newForgeBudget(forgeBudgetPerWindow, forgeBudgetWindow)}
 	gitRepos, err := setupGitRepository(mgr, o, applier, reporter)
 	if err != nil {
 		return err

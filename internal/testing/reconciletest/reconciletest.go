@@ -19,12 +19,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/testing/flinksim"
@@ -71,6 +73,11 @@ type Options struct {
 	Namespace string
 	// Namespaces adds more namespaces to Namespace's.
 	Namespaces []string
+	// Selected, with no Namespace, limits the GitRepositories and
+	// FlinkBlueGreenDeployments the manager sees to those it selects: one
+	// cluster-wide informer lists them in the order of their keys, and
+	// other tests' objects are left alone.
+	Selected labels.Selector
 	// Controllers runs the bg-gitops reconcilers with these options; on
 	// Linux their builds run in render workers (a default worker.Pool)
 	// unless RenderWorker is set.
@@ -88,6 +95,9 @@ func Start(cfg *rest.Config, o Options) (*Manager, error) {
 			namespaces[ns] = cache.Config{}
 		}
 		mo.Cache = cache.Options{DefaultNamespaces: namespaces}
+	} else if o.Selected != nil {
+		mo.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.GitRepository{}: {Label: o.Selected}, &v1alpha1.FlinkBlueGreenDeployment{}: {Label: o.Selected}}}
 	}
 	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
