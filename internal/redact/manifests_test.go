@@ -31,3 +31,26 @@ func TestPlainSecretValuesOfTheCheckoutAreKnownAfterAFailedBuild(t *testing.T) {
 	assert.False(t, mayHoldSecrets([]byte("kind: ConfigMap\ndata: {secret: x}\n")), "a ConfigMap is not parsed")
 	assert.True(t, mayHoldSecrets([]byte("kind: !!str Secret\n")))
 }
+
+// TestSecretKindSpelledAcrossLinesIsParsed: a kind YAML reads as Secret
+// from a block scalar, after a comment, or from a double-quoted string
+// broken by an escaped newline is a Secret to kustomize too, so its
+// manifest is parsed and its values scrubbed.
+func TestSecretKindSpelledAcrossLinesIsParsed(t *testing.T) {
+	for name, kind := range map[string]string{
+		"folded":          ">-\n  Secret",
+		"literal":         "|-\n  Secret",
+		"comment":         "# the kind\n  Secret",
+		"escaped newline": "\"Sec\\\n  ret\"",
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFiles(t, root, map[string]string{
+				"kustomization.yaml": "resources: [s.yaml]\n",
+				"s.yaml":             "apiVersion: v1\nkind: " + kind + "\nmetadata: {name: s}\nstringData: {password: Hidden-Value-1}\n",
+			})
+			s := scrubberOf(generatorValues(root))
+			assert.Equal(t, "a "+Redacted+" b", s.Scrub("a Hidden-Value-1 b"))
+		})
+	}
+}
