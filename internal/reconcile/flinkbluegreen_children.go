@@ -245,13 +245,15 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 
 // foreignSnapshot says why the FlinkStateSnapshot u is not one bg-gitops
 // created for p, "" when it is: of a job of p, and owned by p (its UID),
-// or a state record, which outlives p by design.
+// or the state record of its deletion, which outlives p by design.
 func foreignSnapshot(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) string {
 	job, _, _ := unstructured.NestedString(u.Object, "spec", "jobReference", "name")
 	if job != bluegreen.ChildName(p.Name, bluegreen.Blue) && job != bluegreen.ChildName(p.Name, bluegreen.Green) {
 		return fmt.Sprintf("its job is %q, not a job of %s", job, p.Name)
 	}
-	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" {
+	// The record label anyone may set: it vouches only for the record of
+	// p's own deletion, which is not owned since it outlives p.
+	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" && u.GetName() == bluegreen.FinalSnapshotName(p) {
 		return ""
 	}
 	for _, o := range u.GetOwnerReferences() {

@@ -45,5 +45,24 @@ func TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn(t *testing.T) {
 		func(o *v1alpha1.FlinkBlueGreenDeployment) { o.UID = "00000000-0000-0000-0000-000000000000" }))
 	assert.Equal(t, `its job is "payments-blue", not a job of orders`,
 		observe(&bluegreen.SnapshotSpec{Name: "orders-sp-other-job", JobName: "payments-blue"}, nil))
-	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-final", JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, nil))
+	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: bluegreen.FinalSnapshotName(p), JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, nil))
+}
+
+// TestARecordLabelDoesNotMakeATransitionSnapshotOurs: the state-record
+// label, which anyone who may create a FlinkStateSnapshot can set, makes
+// only the deletion's own record (its name derived from the deployment's
+// uid) ours; a labelled, unowned snapshot planted under the name of a
+// transition's savepoint is foreign.
+func TestARecordLabelDoesNotMakeATransitionSnapshotOurs(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	p := fbgdObject(t, ns, "orders", 1, "flink:1.20.0", "")
+	require.NoError(t, env.Client.Create(ctx, p))
+	planted := &bluegreen.SnapshotSpec{Name: "orders-sp-planted", JobName: "orders-blue", Record: &bluegreen.RecordSpec{}}
+	require.NoError(t, env.Client.Create(ctx, reconcile.SnapshotObject(p, planted)))
+	p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: planted.Name}
+	snap, err := reconcile.ObserveSnapshot(ctx, env.Client, p)
+	require.NoError(t, err)
+	require.NotNil(t, snap)
+	assert.Equal(t, "it is not owned by orders", snap.Foreign)
 }
