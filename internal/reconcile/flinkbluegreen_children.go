@@ -256,6 +256,14 @@ func foreignSnapshot(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstr
 	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" && u.GetName() == bluegreen.FinalSnapshotName(p) {
 		return ""
 	}
+	// Whoever may create a snapshot in p's namespace may also write p's
+	// uid in its owner references: ownership shows no more than that. A
+	// snapshot that names an existing savepoint (alreadyExists) would be
+	// completed by the operator with the path its creator chose; the
+	// savepoints bg-gitops asks for are taken of the job by the operator.
+	if existing, _, _ := unstructured.NestedBool(u.Object, "spec", "savepoint", "alreadyExists"); existing {
+		return "it names an existing savepoint (alreadyExists) instead of asking for one of the job"
+	}
 	for _, o := range u.GetOwnerReferences() {
 		if o.UID == p.UID {
 			return ""
