@@ -12,6 +12,8 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // Applying remembers, in this process, the rendered set each GitRepository
@@ -45,6 +47,34 @@ func (a *Applying) begin(source, revision string, objs []*unstructured.Unstructu
 		a.sets = map[string]renderedSet{}
 	}
 	a.sets[source] = renderedSet{revision: revision, ids: ids}
+}
+
+// applied narrows source's set at revision to the objects inv lists, once
+// the apply has returned: an object of the set the apply did not write
+// (refused as another's, a squatted name, or not reached) is not one
+// source applies, whatever annotations its creator wrote on it. After a
+// failed apply inv is the previous inventory plus what was written.
+func (a *Applying) applied(source, revision string, inv *v1alpha1.Inventory) {
+	if a == nil {
+		return
+	}
+	written := map[string]bool{}
+	if inv != nil {
+		for _, e := range inv.Entries {
+			written[e.ID] = true
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sets[source]
+	if !ok || s.revision != revision {
+		return
+	}
+	for id := range s.ids {
+		if !written[id] {
+			delete(s.ids, id)
+		}
+	}
 }
 
 // forget drops what source applied (the GitRepository is gone).

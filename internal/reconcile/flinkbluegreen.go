@@ -528,13 +528,14 @@ func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlue
 	}
 	switch a.Type {
 	case bluegreen.ApplyChild:
-		if err := r.Tenancy.flinkAccount(a.Child.Spec.ServiceAccount); err != nil {
-			// Refused as the API server refuses a child: the rollout fails.
-			return apierrors.NewForbidden(v1alpha1.FlinkDeploymentGVK.GroupVersion().WithResource("flinkdeployments").GroupResource(), a.Child.Name, err)
-		}
 		obj, err := childObject(p, a.Child)
 		if err != nil {
 			return err
+		}
+		spec, _ := obj.Object["spec"].(map[string]any)
+		if err := r.Tenancy.flinkAccounts(spec); err != nil {
+			// Refused as the API server refuses a child: the rollout fails.
+			return apierrors.NewForbidden(v1alpha1.FlinkDeploymentGVK.GroupVersion().WithResource("flinkdeployments").GroupResource(), a.Child.Name, err)
 		}
 		if seen := in.Observed(a.Child.Name); seen != nil {
 			obj.SetResourceVersion(seen.ResourceVersion)

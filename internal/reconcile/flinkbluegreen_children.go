@@ -245,14 +245,24 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 
 // foreignSnapshot says why the FlinkStateSnapshot u is not one bg-gitops
 // created for p, "" when it is: of a job of p, and owned by p (its UID),
-// or a state record, which outlives p by design.
+// or the state record of its deletion, which outlives p by design.
 func foreignSnapshot(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) string {
 	job, _, _ := unstructured.NestedString(u.Object, "spec", "jobReference", "name")
 	if job != bluegreen.ChildName(p.Name, bluegreen.Blue) && job != bluegreen.ChildName(p.Name, bluegreen.Green) {
 		return fmt.Sprintf("its job is %q, not a job of %s", job, p.Name)
 	}
-	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" {
+	// The record label anyone may set: it vouches only for the record of
+	// p's own deletion, which is not owned since it outlives p.
+	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" && u.GetName() == bluegreen.FinalSnapshotName(p) {
 		return ""
+	}
+	// Whoever may create a snapshot in p's namespace may also write p's
+	// uid in its owner references: ownership shows no more than that. A
+	// snapshot that names an existing savepoint (alreadyExists) would be
+	// completed by the operator with the path its creator chose; the
+	// savepoints bg-gitops asks for are taken of the job by the operator.
+	if existing, _, _ := unstructured.NestedBool(u.Object, "spec", "savepoint", "alreadyExists"); existing {
+		return "it names an existing savepoint (alreadyExists) instead of asking for one of the job"
 	}
 	for _, o := range u.GetOwnerReferences() {
 		if o.UID == p.UID {

@@ -57,6 +57,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),
 		Check: r.Tenancy.checkChild,
 	})
+	r.Applying.applied(gr.SourceValue(), rev, res.Inventory)
 	if res.Inventory != nil {
 		gr.Status.Inventory = res.Inventory
 	}

@@ -50,8 +50,8 @@ func (t Tenancy) askChild(ctx context.Context, c client.Client, obj *unstructure
 	if err != nil {
 		return "", apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
 	}
-	account, _, _ := unstructured.NestedString(child.Object, "spec", "serviceAccount")
-	if err := t.flinkAccount(account); err != nil {
+	spec, _ := child.Object["spec"].(map[string]any)
+	if err := t.flinkAccounts(spec); err != nil {
 		return "", apply.Rejected("its jobs may not run as that account", obj, err)
 	}
 	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))

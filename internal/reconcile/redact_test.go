@@ -204,6 +204,22 @@ func TestCommitStatusCredentialsStayInTheirNamespace(t *testing.T) {
 		r.ReportRollout(context.Background(), p, nil)
 		assert.NotZero(t, requests.Load(), "a new object's first status is posted while its revision is applied, before the inventory lists it")
 	})
+	t.Run("another namespace, its apply did not write the object", func(t *testing.T) {
+		// b's tenant created b/job first, with a's annotations: a's
+		// apply of the same name is refused (not its object), and the
+		// object stays b's own after the apply returns.
+		requests.Store(0)
+		r := reporter(gr.DeepCopy())
+		r.Applying = &Applying{}
+		r.Applying.begin("a/repo", rev, []*unstructured.Unstructured{fbgdUnstructured("b", "job"), fbgdUnstructured("a", "other")})
+		r.Applying.applied("a/repo", rev, &v1alpha1.Inventory{Entries: []v1alpha1.ObjectRef{{ID: "a_other_bggitops.dev_FlinkBlueGreenDeployment", Version: "v1alpha1"}}})
+		p := fbgd("b")
+		r.ReportRollout(context.Background(), p, nil)
+		assert.Zero(t, requests.Load(), "a's token was used for an object a's apply did not write")
+		c := findCondition(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
+		require.NotNil(t, c)
+		assert.Equal(t, "SourceNotVerified", c.Reason)
+	})
 	t.Run("another namespace, its commit failed to build", func(t *testing.T) {
 		requests.Store(0)
 		failing := gr.DeepCopy()

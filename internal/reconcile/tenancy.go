@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
@@ -60,6 +62,62 @@ func (t Tenancy) flinkAccount(account string) error {
 	}
 	return fmt.Errorf("%w: serviceAccount %q is not one a job may run as (--allowed-flink-accounts: %s)",
 		ErrAccountNotAllowed, account, strings.Join(t.FlinkAccounts, ","))
+}
+
+// flinkAccountKeys are the Flink options that name the account of a job's
+// pods. The per-component keys win over kubernetes.service-account, which
+// the Flink operator sets from spec.serviceAccount: a template naming one
+// runs its JobManager or TaskManagers as it, whatever spec.serviceAccount says.
+var flinkAccountKeys = []string{"kubernetes.service-account", "kubernetes.jobmanager.service-account", "kubernetes.taskmanager.service-account"}
+
+// flinkAccounts refuses a FlinkDeployment spec (unstructured) any of
+// whose pods would run as an account outside FlinkAccounts: its
+// serviceAccount, the account options of its flinkConfiguration (flat
+// "a.b" keys or nested maps), and serviceAccountName of its pod templates.
+func (t Tenancy) flinkAccounts(spec map[string]any) error {
+	account, _, _ := unstructured.NestedString(spec, "serviceAccount")
+	if err := t.flinkAccount(account); err != nil {
+		return err
+	}
+	conf, _ := spec["flinkConfiguration"].(map[string]any)
+	for _, key := range flinkAccountKeys {
+		for _, v := range configValues(conf, key) {
+			if s, ok := v.(string); !ok || t.flinkAccount(strings.TrimSpace(s)) != nil {
+				return fmt.Errorf("%w: flinkConfiguration %s %v is not one a job may run as (--allowed-flink-accounts: %s)",
+					ErrAccountNotAllowed, key, v, strings.Join(t.FlinkAccounts, ","))
+			}
+		}
+	}
+	for _, path := range [][]string{{"podTemplate"}, {"jobManager", "podTemplate"}, {"taskManager", "podTemplate"}} {
+		sa, found, _ := unstructured.NestedFieldNoCopy(spec, append(path, "spec", "serviceAccountName")...)
+		if !found {
+			continue
+		}
+		if s, ok := sa.(string); !ok || t.flinkAccount(s) != nil {
+			return fmt.Errorf("%w: %s.spec.serviceAccountName %v is not one a job may run as (--allowed-flink-accounts: %s)",
+				ErrAccountNotAllowed, strings.Join(path, "."), sa, strings.Join(t.FlinkAccounts, ","))
+		}
+	}
+	return nil
+}
+
+// configValues returns every value Flink's configuration conf gives the
+// dotted key, whichever way it is written: flat ("a.b.c"), nested
+// (a: {b: {c}}) or partly nested (a: {"b.c"}).
+func configValues(conf map[string]any, key string) []any {
+	var out []any
+	for k, v := range conf {
+		k = strings.TrimSpace(k)
+		switch {
+		case k == key:
+			out = append(out, v)
+		case strings.HasPrefix(key, k+"."):
+			if m, ok := v.(map[string]any); ok {
+				out = append(out, configValues(m, strings.TrimPrefix(key, k+"."))...)
+			}
+		}
+	}
+	return out
 }
 
 // serviceAccount returns the ServiceAccount gr's applies impersonate in

@@ -27,13 +27,15 @@ func isManifest(name string) bool {
 }
 
 // secretKind matches a kind of Secret as YAML (block or flow, plain or
-// quoted, or behind a tag, an anchor or an alias) or JSON spells it;
+// quoted, or behind a tag, an anchor, an alias, a comment, a block scalar
+// indicator or a double-quoted line broken by an escaped newline) or JSON
+// spells it;
 // letterEscape, an escape that could spell it
 // otherwise (YAML's \x, \u and \U in double quotes, JSON's \u). A
 // manifest that matches neither, and has no NUL (UTF-16), holds no
 // Secret: it is not parsed.
 var (
-	secretKind   = regexp.MustCompile(`(?i)kind["']?\s*:\s*(["']?secret\b|[!&*])`)
+	secretKind   = regexp.MustCompile(`(?i)kind["']?\s*:\s*(["']?secret\b|[!&*|>#]|"[^"\n]*\\\r?\n)`)
 	letterEscape = regexp.MustCompile(`\\[xuU]`)
 )
 
