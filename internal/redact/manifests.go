@@ -13,7 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // isManifest: a file kustomize may read as resources, patches or
@@ -57,27 +58,32 @@ func (sc *checkoutScan) manifest(path string) error {
 	if sc.parsedManifests += len(data); sc.parsedManifests > maxParsedManifestBytes {
 		return errScanBound
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			return nil // io.EOF, or what kustomize could not read either
-		}
-		if doc["kind"] == "Secret" {
-			sc.secretValues(doc)
+	nodes, err := kio.FromBytes(data)
+	if err != nil {
+		return nil // what kustomize cannot read either: it quotes no node
+	}
+	for _, n := range nodes {
+		if n.GetKind() == "Secret" { // the first kind key, as kustomize reads it
+			sc.secretValues(n)
 		}
 		if sc.c.over {
 			return errScanBound
 		}
 	}
+	return nil
 }
 
 // secretValues collects every string under one Secret's data (as
 // written and decoded) and stringData, whatever their shape: kustomize
-// prints a node of the wrong kind whole.
-func (sc *checkoutScan) secretValues(doc map[string]any) {
+// prints a node of the wrong kind whole. Aliases are not followed (their
+// anchors are collected where they stand, and an alias is printed as one).
+func (sc *checkoutScan) secretValues(n *kyaml.RNode) {
 	for _, field := range []string{"data", "stringData"} {
-		for s := range stringsIn(doc[field]) {
+		f := n.Field(field)
+		if f == nil {
+			continue
+		}
+		for s := range scalarsIn(f.Value.YNode()) {
 			sc.c.value("", s)
 			if b, err := base64.StdEncoding.DecodeString(s); err == nil && field == "data" {
 				sc.c.value("", string(b))
@@ -86,26 +92,24 @@ func (sc *checkoutScan) secretValues(doc map[string]any) {
 	}
 }
 
-// stringsIn yields the strings of a decoded YAML or JSON value.
-func stringsIn(v any) iter.Seq[string] {
-	return func(yield func(string) bool) { walkStrings(v, yield) }
+// scalarsIn yields the scalar values under y (not mapping keys).
+func scalarsIn(y *kyaml.Node) iter.Seq[string] {
+	return func(yield func(string) bool) { walkScalars(y, yield) }
 }
 
-func walkStrings(v any, yield func(string) bool) bool {
-	switch v := v.(type) {
-	case string:
-		return yield(v)
-	case map[string]any:
-		for _, e := range v {
-			if !walkStrings(e, yield) {
-				return false
-			}
+func walkScalars(y *kyaml.Node, yield func(string) bool) bool {
+	if y == nil {
+		return true
+	}
+	if y.Kind == kyaml.ScalarNode {
+		return yield(y.Value)
+	}
+	for i, c := range y.Content {
+		if y.Kind == kyaml.MappingNode && i%2 == 0 {
+			continue // a key
 		}
-	case []any:
-		for _, e := range v {
-			if !walkStrings(e, yield) {
-				return false
-			}
+		if !walkScalars(c, yield) {
+			return false
 		}
 	}
 	return true
