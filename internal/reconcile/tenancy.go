@@ -89,13 +89,16 @@ func (t Tenancy) flinkAccounts(spec map[string]any) error {
 		}
 	}
 	for _, path := range [][]string{{"podTemplate"}, {"jobManager", "podTemplate"}, {"taskManager", "podTemplate"}} {
-		sa, found, _ := unstructured.NestedFieldNoCopy(spec, append(path, "spec", "serviceAccountName")...)
-		if !found {
-			continue
-		}
-		if s, ok := sa.(string); !ok || t.flinkAccount(s) != nil {
-			return fmt.Errorf("%w: %s.spec.serviceAccountName %v is not one a job may run as (--allowed-flink-accounts: %s)",
-				ErrAccountNotAllowed, strings.Join(path, "."), sa, strings.Join(t.FlinkAccounts, ","))
+		// serviceAccount is the pod's deprecated spelling of serviceAccountName.
+		for _, field := range []string{"serviceAccountName", "serviceAccount"} {
+			sa, found, _ := unstructured.NestedFieldNoCopy(spec, append(path, "spec", field)...)
+			if !found {
+				continue
+			}
+			if s, ok := sa.(string); !ok || t.flinkAccount(s) != nil {
+				return fmt.Errorf("%w: %s.spec.%s %v is not one a job may run as (--allowed-flink-accounts: %s)",
+					ErrAccountNotAllowed, strings.Join(path, "."), field, sa, strings.Join(t.FlinkAccounts, ","))
+			}
 		}
 	}
 	return nil

@@ -37,6 +37,7 @@ func TestEveryAccountAJobRunsAsIsChecked(t *testing.T) {
 		{"jobmanager pod template", "serviceAccount: flink\njobManager: {podTemplate: {spec: {serviceAccountName: ci-admin}}}\n", true},
 		{"taskmanager pod template", "serviceAccount: flink\ntaskManager: {podTemplate: {spec: {serviceAccountName: ci-admin}}}\n", true},
 		{"listed pod template", "serviceAccount: flink\npodTemplate: {spec: {serviceAccountName: flink}}\n", false},
+		{"pod template, deprecated field", "serviceAccount: flink\ntaskManager: {podTemplate: {spec: {serviceAccount: ci-admin}}}\n", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := map[string]any{}
