@@ -113,6 +113,8 @@ func (r *run) refuseAll(errs []error) bool {
 }
 
 // partialError names the refused namespaces and why, nil when none was.
+// When every object of the set was refused, nothing was applied: that is
+// the whole apply's failure, not a partial one.
 func (r *run) partialError() error {
 	if len(r.refused) == 0 {
 		return nil
@@ -121,7 +123,21 @@ func (r *run) partialError() error {
 	for _, ns := range refusedNamespaces(r.refused) {
 		errs = append(errs, r.refused[ns]...)
 	}
+	if !r.appliedElsewhere() {
+		return fmt.Errorf("dry-run, nothing applied: %w", joinObjectErrors(errs))
+	}
 	return &PartialError{Namespaces: refusedNamespaces(r.refused), Err: joinObjectErrors(errs)}
+}
+
+// appliedElsewhere reports whether the set has objects outside the
+// refused namespaces.
+func (r *run) appliedElsewhere() bool {
+	for _, ns := range r.groupOf {
+		if _, refused := r.refused[ns]; !refused {
+			return true
+		}
+	}
+	return false
 }
 
 // runCheck calls the check for every plan that creates or changes an
