@@ -41,7 +41,7 @@ func TestShortSoak(t *testing.T) {
 	testenv.Require(t, err)
 	begin := time.Now()
 	rep, err := Run(t.Context(), Options{Duration: 150 * time.Second, Seed: shortSeed, Pace: ShortPace,
-		SettleTimeout: 3 * time.Minute, ReadyTimeout: 3 * time.Minute})
+		SettleTimeout: 5 * time.Minute, ReadyTimeout: 3 * time.Minute})
 	var md bytes.Buffer
 	_ = rep.WriteMarkdown(&md, "make test: the short chaos soak", "")
 	t.Logf("took %s\n%s", time.Since(begin).Round(time.Second), md.String())

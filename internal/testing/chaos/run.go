@@ -47,7 +47,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Ended = time.Now()
 	rep.Leaks, rep.Groups = process.LeaksAfter(10*time.Second), process.Groups()
 	rep.Err = err
-	keep := o.KeepDir || err != nil || len(rep.Violations) > 0 || len(rep.Leaks) > 0
+	keep := o.KeepDir || err != nil || len(rep.Violations) > 0 || len(rep.Leaks) > 0 || !rep.Settled
 	tl.logf(global, "run over after %s: %d violations, %d process groups left", rep.Ended.Sub(rep.Started).Round(time.Second),
 		len(rep.Violations), len(rep.Leaks))
 	if owned && !keep {
