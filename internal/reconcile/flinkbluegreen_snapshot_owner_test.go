@@ -42,8 +42,12 @@ func TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn(t *testing.T) {
 		return snap.Foreign
 	}
 	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-ours", JobName: "orders-blue"}, nil))
+	// Owned by another deployment that exists (the garbage collector
+	// deletes a snapshot whose owner does not).
+	other := fbgdObject(t, ns, "other", 1, "flink:1.20.0", "")
+	require.NoError(t, env.Client.Create(ctx, other))
 	assert.Equal(t, "it is not owned by orders", observe(&bluegreen.SnapshotSpec{Name: "orders-sp-planted", JobName: "orders-blue"},
-		func(o *v1alpha1.FlinkBlueGreenDeployment) { o.UID = "00000000-0000-0000-0000-000000000000" }))
+		func(o *v1alpha1.FlinkBlueGreenDeployment) { o.Name, o.UID = other.Name, other.UID }))
 	assert.Equal(t, `its job is "payments-blue", not a job of orders`,
 		observe(&bluegreen.SnapshotSpec{Name: "orders-sp-other-job", JobName: "payments-blue"}, nil))
 	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: bluegreen.FinalSnapshotName(p), JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, nil))
