@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
+
+	"bggitops.dev/bg-gitops/internal/objects"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -39,7 +41,7 @@ func (a *Applying) begin(source, revision string, objs []*unstructured.Unstructu
 	}
 	ids := make(map[string]bool, len(objs))
 	for _, o := range objs {
-		ids[objectID(o.GetNamespace(), o.GetName(), o.GroupVersionKind().GroupKind())] = true
+		ids[objects.Key(o).String()] = true
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
