@@ -10,12 +10,11 @@ import (
 	"sync"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
-
-	"bggitops.dev/bg-gitops/internal/objects"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // Applying remembers, in this process, the rendered set each GitRepository
