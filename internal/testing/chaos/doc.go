@@ -26,6 +26,6 @@ Licensed under the Apache License, Version 2.0.
 // returns, however the run ends; the leaks left are counted.
 //
 // TestShortSoak is the variant in make test (150 s, a fixed seed).
-// regress_test.go turns each violation a soak found into a test of its
+// commitstatus_sequences_test.go pins each violation a soak found as a test of its
 // own, next to the fix.
 package chaos
