@@ -250,9 +250,10 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	}
 	res, err := r.fetchSource(ctx, run, source.Options{
 		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
-		Dir: run.dir, LastRevision: last,
+		Dir: run.dir, LastRevision: last, CheckedOut: r.Cache.CheckedOut(gr.Namespace, gr.Name),
 		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
 	}, sec)
+	r.Cache.SetCheckedOut(gr.Namespace, gr.Name, checkedOut(res, err))
 	if err != nil {
 		if gr.Spec.SecretRef != nil {
 			r.secrets.drop(secretKey(gr, gr.Spec.SecretRef.Name)) // perhaps rotated
@@ -267,6 +268,15 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 		gr.Status.Artifact = &v1alpha1.Artifact{Revision: res.Revision, LastUpdateTime: metav1.NewTime(r.now())}
 	}
 	return nil
+}
+
+// checkedOut is the commit a fetch or poll left checked out in the
+// cache directory, "" when it failed (it may have left anything).
+func checkedOut(res source.Result, err error) string {
+	if err != nil {
+		return ""
+	}
+	return res.Commit
 }
 
 func fetchReason(err error) string {

@@ -91,6 +91,12 @@ func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev s
 	objs, err := r.Renderer.Render(ctx, gr, run.fetched.Dir, rev)
 	r.Redact.NoteBuild(client.ObjectKeyFromObject(gr), run.fetched.Dir, objs, err)
 	r.noteBuild(run, rev, err)
+	if err != nil {
+		// The checkout may be what failed (a directory changed on the
+		// volume): the next poll reads it again rather than trusting
+		// the commit remembered.
+		r.Cache.SetCheckedOut(gr.Namespace, gr.Name, "")
+	}
 	return objs, err
 }
 

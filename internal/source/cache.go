@@ -50,6 +50,12 @@ type cacheEntry struct {
 	size  int64
 	used  uint64
 	inUse int
+	// commit is the commit the directory holds checked out, as the last
+	// fetch or poll found it ("" unknown: the directory is read).
+	commit string
+	// measured: size is the directory's as it is (no fetch since it was
+	// measured), so a release need not walk it again.
+	measured bool
 }
 
 // NewCache returns the cache of root with a budget of maxBytes (0 takes
@@ -94,7 +100,7 @@ func (c *Cache) scan() error {
 		}
 		for _, repo := range repos {
 			if repo.IsDir() {
-				c.entries[ns.Name()+"/"+repo.Name()] = &cacheEntry{size: dirSize(filepath.Join(path, repo.Name()))}
+				c.entries[ns.Name()+"/"+repo.Name()] = &cacheEntry{size: dirSize(filepath.Join(path, repo.Name())), measured: true}
 			}
 		}
 	}
@@ -107,9 +113,11 @@ func (c *Cache) Dir(namespace, name string) string {
 }
 
 // Acquire returns the directory of namespace/name and keeps it from
-// eviction until release is called. release measures the directory and
-// removes the least recently used directories not in use until the cache
-// fits its budget; it returns the keys (<namespace>/<name>) it evicted.
+// eviction until release is called. release measures the directory
+// unless nothing changed it since it was last measured (SetCheckedOut
+// says), and removes the least recently used directories not in use
+// until the cache fits its budget; it returns the keys
+// (<namespace>/<name>) it evicted.
 func (c *Cache) Acquire(namespace, name string) (dir string, release func() []string) {
 	key := namespace + "/" + name
 	c.mu.Lock()
@@ -122,10 +130,15 @@ func (c *Cache) Acquire(namespace, name string) (dir string, release func() []st
 	c.mu.Unlock()
 	dir = c.Dir(namespace, name)
 	return dir, func() []string {
-		size := dirSize(dir)
+		c.mu.Lock()
+		measured, size := e.measured, e.size
+		c.mu.Unlock()
+		if !measured {
+			size = dirSize(dir)
+		}
 		c.mu.Lock()
 		e.inUse--
-		e.size = size
+		e.size, e.measured = size, true
 		c.clock++
 		e.used = c.clock
 		evicted, trash := c.evict(key)
@@ -135,6 +148,35 @@ func (c *Cache) Acquire(namespace, name string) (dir string, release func() []st
 		}
 		return evicted
 	}
+}
+
+// CheckedOut is the commit the directory of namespace/name holds checked
+// out as SetCheckedOut last recorded it; "" when unknown (the directory
+// was not fetched or polled by this process, or a fetch into it failed).
+func (c *Cache) CheckedOut(namespace, name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[namespace+"/"+name]; e != nil {
+		return e.commit
+	}
+	return ""
+}
+
+// SetCheckedOut records the commit the directory of namespace/name holds
+// checked out after a fetch or a poll, "" after a fetch that failed and
+// may have left anything. Any other commit than the one recorded means the
+// directory changed: its next release measures it again.
+func (c *Cache) SetCheckedOut(namespace, name, commit string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[namespace+"/"+name]
+	if e == nil {
+		return
+	}
+	if commit == "" || commit != e.commit {
+		e.measured = false
+	}
+	e.commit = commit
 }
 
 // Forget removes the directory of namespace/name (a deleted repository).

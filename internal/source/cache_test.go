@@ -106,3 +106,36 @@ func TestCacheCountsDiskSpaceNotBytes(t *testing.T) {
 	release()
 	assert.GreaterOrEqual(t, c.Size(), int64(200*minEntryBytes), "100 directories and 100 files of one byte")
 }
+
+// A directory nothing changed since it was measured is not walked again
+// at its release; a new commit checked out, or a failed fetch, has it
+// measured again.
+func TestCacheMeasuresADirectoryOnlyAfterItChanged(t *testing.T) {
+	c, err := NewCache(t.TempDir(), -1)
+	require.NoError(t, err)
+	fill(t, c, "a", "one", 64<<10)
+	dir := c.Dir("a", "one")
+	write := func(name string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", name), make([]byte, 256<<10), 0o600))
+	}
+	// use records what a fetch or poll of a/one left checked out.
+	use := func(commit string) int64 {
+		_, release := c.Acquire("a", "one")
+		c.SetCheckedOut("a", "one", commit)
+		release()
+		return c.Size()
+	}
+	before := c.Size()
+	write("one")
+	withOne := use("c1")
+	assert.Greater(t, withOne, before, "a first commit recorded: measured")
+	assert.Equal(t, "c1", c.CheckedOut("a", "one"))
+
+	write("two")
+	assert.Equal(t, withOne, use("c1"), "the same commit again (a poll of an unchanged ref): not walked")
+	assert.Greater(t, use("c2"), withOne, "a new commit: walked again")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, ".git", "two")))
+	assert.Equal(t, withOne, use(""), "a failed fetch: walked again")
+	assert.Empty(t, c.CheckedOut("a", "one"), "after a failed fetch the commit is unknown")
+}

@@ -72,6 +72,11 @@ type Options struct {
 	// fetched before) is checked out without fetching, so callers detect a
 	// new revision by comparing Result.Revision, not by Result.Fetched.
 	LastRevision string
+	// CheckedOut is the commit the caller knows Dir holds checked out
+	// (Cache.CheckedOut), "" when it does not know. When set, Poll trusts
+	// it and does not open Dir: a poll of an unchanged ref reads nothing
+	// on disk.
+	CheckedOut string
 }
 
 // Result of a Fetch.
@@ -143,7 +148,16 @@ func Poll(ctx context.Context, o Options) (res Result, unchanged bool, err error
 	}
 	res = Result{Revision: t.revision(), Commit: t.commit.String(), Dir: o.Dir, Target: t.export()}
 	res.Target.Listing = hf.carried()
-	return res, res.Revision == o.LastRevision && checkedOutAt(o.Dir, t.commit), nil
+	return res, res.Revision == o.LastRevision && holds(o, t.commit), nil
+}
+
+// holds reports whether o.Dir holds commit h checked out: as the caller
+// remembers it, else as the directory says.
+func holds(o Options, h plumbing.Hash) bool {
+	if o.CheckedOut != "" {
+		return o.CheckedOut == h.String()
+	}
+	return checkedOutAt(o.Dir, h)
 }
 
 // checkedOutAt reports whether the cache in dir holds commit h checked out

@@ -433,3 +433,30 @@ func TestPollTellsAnUnchangedCheckout(t *testing.T) {
 	assert.Equal(t, "v: 2\n", readFile(t, res, "app.yaml"))
 	assert.EqualValues(t, listings, h.srv.Listings())
 }
+
+// A poll told which commit its directory holds (Cache.CheckedOut) trusts
+// it and reads nothing on disk: an idle poll costs one listing and no
+// opening of the repository.
+func TestPollOfARememberedCheckoutReadsNothingOnDisk(t *testing.T) {
+	h := newHTTPRepo(t)
+	c1 := h.Commit(map[string]string{"app.yaml": "v: 1\n"}, "one")
+	h.Push("main")
+	o := h.opts(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	res := fetchOK(t, &o)
+	require.NoError(t, os.RemoveAll(filepath.Join(res.Dir, ".git")), "a repository Poll could not open")
+
+	o.CheckedOut = c1
+	_, unchanged, err := Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.True(t, unchanged, "the remembered commit is trusted without opening the directory")
+
+	o.CheckedOut = ""
+	_, unchanged, err = Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, unchanged, "without a remembered commit the directory is read, and holds nothing")
+
+	o.CheckedOut = strings.Repeat("0", 40)
+	_, unchanged, err = Poll(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, unchanged, "another remembered commit is a change")
+}
