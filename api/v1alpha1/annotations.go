@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// annotations.go: the bggitops.dev annotations and labels — the request
+// annotations, the stamps on applied objects, the state records of a
+// FlinkBlueGreenDeployment — and the condition types both kinds share.
+
 package v1alpha1
 
 // Annotations of the bggitops.dev contract. The request annotations carry a

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flink.go: the GroupVersionKinds of the Flink Kubernetes Operator objects a
+// FlinkBlueGreenDeployment writes (FlinkDeployment, FlinkStateSnapshot).
+
 package v1alpha1
 
 import "k8s.io/apimachinery/pkg/runtime/schema"

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreendeployment_types.go: the FlinkBlueGreenDeployment kind — its
+// FLIP-503 spec and configuration keys, the blue/green states, and the status
+// with its rollout history (RolloutRecord).
+
 package v1alpha1
 
 import (

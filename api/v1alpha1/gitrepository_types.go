@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_types.go: the GitRepository kind — spec, status (artifact,
+// inventory, worker failures, commit status records), the defaults and
+// bounds of interval and timeout, and the getters that apply them.
+
 package v1alpha1
 
 import (

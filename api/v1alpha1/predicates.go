@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// predicates.go: predicates on the API types — which BlueGreenState a
+// deployment is in, and a FlinkDeploymentSpec's job state, upgrade mode and
+// whether it is stateful.
+
 package v1alpha1
 
 // The predicates and defaults of the API types live here, once, so that the

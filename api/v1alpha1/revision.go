@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// revision.go: the revision string <ref>@<algo>:<hex> — FormatRevision,
+// ParseRevision, CheckSHA and ShortSHA.
+
 package v1alpha1
 
 import (

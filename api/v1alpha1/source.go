@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// source.go: SourceValue and AppliedBy, which write and read the
+// SourceAnnotation naming the GitRepository that applied an object.
+
 package v1alpha1
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// active.go: the INITIALIZING_BLUE and ACTIVE_<colour> states — the first
+// deployment, adopting children of a parent without status, and starting an
+// in-place patch or a blue/green transition for a pending change.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// bound.go: RolloutBound, the longest a blue/green rollout runs by its own
+// timers.
+
 package bluegreen
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// childingress.go: the colour prefix FLIP-503 puts on a child's
+// ingress.template (ChildIngress) and its inverse, so each colour gets its
+// own address.
+
 package bluegreen
 
 import (

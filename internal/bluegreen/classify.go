@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// classify.go: Classify, which sorts a spec change into a FLIP-503 DiffType
+// (suspend, resume, savepoint redeploy, transition, patch child, ignore).
+
 package bluegreen
 
 import (

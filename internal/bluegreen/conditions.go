@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// conditions.go: the Ready, Reconciling and Stalled conditions a decision
+// derives from its next status (summarize), and their reasons.
+
 package bluegreen
 
 import (

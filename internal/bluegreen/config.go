@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// config.go: the timers of a rollout, read from spec.configuration.
+
 package bluegreen
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// decide.go: Decide, the entry point of the state machine, and the decider
+// it builds a Decision with — request annotations, child actions, events,
+// requeue and status timestamps.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// duration.go: ParseFlinkDuration, which parses durations as Flink's
+// configuration spells them ("10 min", "30 s", a bare number of ms).
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// fence.go: the fencing side of the adapter contract — StatusFirst (write
+// status before actions) and Overdue (a state's deadline that has passed).
+
 package bluegreen
 
 import (

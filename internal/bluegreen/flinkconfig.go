@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkconfig.go: FlinkConfigValue, a key's value in a spec's
+// flinkConfiguration, spelled flat or nested.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// history.go: status.history — beginning, updating, ending and superseding
+// the entry of the rollout under way.
+
 package bluegreen
 
 import (

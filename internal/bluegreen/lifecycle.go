@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// lifecycle.go: the state lifecycle of a FlinkBlueGreenDeployment — where its
+// first job starts from (a state record, the template, empty), and the final
+// savepoint and record its deletion takes.
+
 package bluegreen
 
 import (

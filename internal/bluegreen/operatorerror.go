@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// operatorerror.go: operatorError, a child's Flink operator status.error
+// shortened to one line for conditions and events.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// orphan.go: children the parent does not own — an orphaning deletion,
+// refusing a child that is not this parent's job, and claiming one that is.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// overridden.go: gitSet, a child's spec with the fields another field
+// manager overrode read back as Git last set them.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// plan.go: Plan and Rollout — how a spec change rolls out from the active
+// colour, shared by the controller and `bg-gitops diff`.
+
 package bluegreen
 
 import (

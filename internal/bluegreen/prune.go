@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// prune.go: PrunableSnapshots, which finished FlinkStateSnapshots of a
+// deployment may be deleted, and SavepointPath, which normalises "file:" paths.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// reject.go: an action the API server refused for good (Input.Rejection)
+// turned into a failed rollout, the running colour kept.
+
 package bluegreen
 
 import (

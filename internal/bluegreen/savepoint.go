@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// savepoint.go: the SAVEPOINTING_<colour> state — asking the Flink operator
+// for a savepoint of the running colour, waiting for it, taking a fresh one
+// when it aged, and ending the attempt when it fails or comes too late.
+
 package bluegreen
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// transition.go: the TRANSITIONING_TO_<colour> state — waiting for the target
+// until the abort deadline, spec changes mid-way, promotion, cut-over
+// (finalize) and abort.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// types.go: the types Decide reads and returns — Color, Child, Snapshot,
+// Record, Window and Input in; Decision, Action, Event and Route out.
+
 package bluegreen
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// window.go: rollout windows — WindowState, whether now lies in one of the
+// cron windows and when the next opens, and holding new colours while closed.
+
 package bluegreen
 
 import (

@@ -6,6 +6,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// dev_stdout_linux.go: readerGone, which polls whether the reader of
+// `bg-gitops dev`'s output is gone.
+
 package cli
 
 import (

@@ -6,6 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// dev_stdout_other.go: readerGone off Linux, always false.
+
 package cli
 
 import "os"

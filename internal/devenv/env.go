@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// env.go: Env and Start — bringing up and stopping the control plane, Gitea,
+// the simulator and the controllers — and the pushes a story makes (Push,
+// Edit).
+
 package devenv
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// faults.go: the simulated Flink operator's faults a commit can cause (Fault,
+// Faults) and TryAFailure, the text on how to cause one by hand.
+
 package devenv
 
 import (

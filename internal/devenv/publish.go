@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// publish.go: publishController, which publishes the in-process controller as
+// the Deployment bg-gitops-system/bg-gitops-controller for `bg-gitops check`
+// and `version`.
+
 package devenv
 
 import (

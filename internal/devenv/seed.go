@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// seed.go: the names of the demo (repository, overlay, namespaces, objects)
+// and the seed files copied from examples/repo-layout, with shortened timers.
+
 package devenv
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// story.go: Story, the four steps of the demo (FirstDeployment, NewImage,
+// NeverReady, Fix), each with the outcome it waits for, and the figures it
+// prints.
+
 package devenv
 
 import (

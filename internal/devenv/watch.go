@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// watch.go: Story.Wait and Story.Watch, which poll the world and print each
+// change as a timeline line, recording when a commit reached the cluster.
+
 package devenv
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// world.go: World, what the cluster and the forge show at one moment, read by
+// Env.Observe.
+
 package devenv
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// lease.go: the leader election lock (LeaderLock, NewIdentity) and
+// LeaseFence, which checks against the API server that this replica still
+// holds the leader lease.
+
 package kube
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// apply.go: FieldManager and Apply, the server-side apply of everything
+// bg-gitops writes.
+
 package objects
 
 import (

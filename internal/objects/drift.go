@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// drift.go: Normalize, Drifted and Restamped — comparing a live object with
+// the dry-run answer of applying Git's version.
+
 package objects
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// id.go: how an object is identified — Key (the inventory ID), ID and KeyID
+// for messages — and Duplicates.
+
 package objects
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// order.go: Sort and Less, the order a set of objects is applied in.
+
 package objects
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// scope.go: whether a kind is namespaced — from the CRDs in a set
+// (CRDScopes) or from the cluster's RESTMapper (Namespaced).
+
 package objects
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// stamp.go: Stamps and Stamp, the revision and source annotations set on
+// every applied object.
+
 package objects
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// applying.go: Applying, the set each GitRepository applied last, kept in
+// this process until its inventory records it, so that the commit status
+// reporter can verify the source of an object of another namespace.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// commitstatus.go: CommitStatusReporter, which posts the sync and rollout
+// commit statuses an object's status calls for and the forge has not
+// acknowledged yet, through the forge of a verified source.
+
 package reconcile
 
 import (

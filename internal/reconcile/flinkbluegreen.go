@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen.go: FlinkBlueGreenReconciler, the adapter around
+// bluegreen.Decide — observe, decide, execute the actions fenced, write the
+// status — and how a reconcile ends (stall, rejection, lasting failure).
+
 package reconcile
 
 import (

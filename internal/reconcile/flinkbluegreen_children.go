@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_children.go: the child FlinkDeployments and the
+// FlinkStateSnapshots as objects — building them, reading them back, and
+// checking who owns them.
+
 package reconcile
 
 import (

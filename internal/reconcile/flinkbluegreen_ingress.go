@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_ingress.go: the parent Ingress that points at the active
+// colour's REST Service, built as the Flink operator builds one, and the
+// IngressFailed condition (routeIngress, ensureIngress).
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_labels.go: the labels of the children, taken from the
+// parent, and relabel, which carries a change of the parent's labels over.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_lifecycle.go: the final-savepoint finalizer, and reading the
+// state records a first job starts from (Records, observeRecord).
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_overridden.go: overridden, the fields of a child's spec that
+// another field manager set after bg-gitops applied it, read from managed
+// fields.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_rolloutwindows.go: the watch that wakes the
+// FlinkBlueGreenDeployments of a GitRepository whose rolloutWindows changed.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_snapshots.go: pruneSnapshots, which deletes the
+// FlinkStateSnapshots bg-gitops created for a deployment that are no longer
+// useful.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_source.go: the GitRepository that applied a
+// FlinkBlueGreenDeployment (verifiedSource) and the client with its identity
+// that writes the children (actor).
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// flinkbluegreen_watch.go: flinkWatch, which starts the watches on the
+// children once the Flink CRDs are served, so the Flink operator may be
+// installed after bg-gitops.
+
 package reconcile
 
 import (

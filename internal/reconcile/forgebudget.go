@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// forgebudget.go: forgeBudget, the forge call time each namespace may spend
+// per window.
+
 package reconcile
 
 import (

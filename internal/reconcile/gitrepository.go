@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository.go: GitRepositoryReconciler — the steps of one reconcile,
+// the one place its outcome is decided (finish), fetch, schedule, webhook
+// path and the status write.
+
 package reconcile
 
 import (

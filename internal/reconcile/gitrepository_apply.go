@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_apply.go: the build step of a GitRepository — render and
+// apply the fetched revision — and the Ready summary with its commit
+// statuses.
+
 package reconcile
 
 import (

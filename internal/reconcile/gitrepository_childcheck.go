@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_childcheck.go: the apply check of a FlinkBlueGreenDeployment,
+// a dry-run create of the child FlinkDeployment it would make (checkChild,
+// CheckChild).
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_render.go: Renderer, which runs kustomize builds (in a worker
+// when there is one) and remembers the last render of each GitRepository.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_secrets.go: secretMemo, the Secrets a GitRepository reconcile
+// or the webhook receiver read, kept for secretTTL.
+
 package reconcile
 
 import (

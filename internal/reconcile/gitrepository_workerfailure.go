@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitrepository_workerfailure.go: fetches and builds whose worker process
+// died — recording the failure in status and not running that build again
+// until a reconcile is requested.
+
 package reconcile
 
 import (

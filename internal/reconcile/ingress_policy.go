@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// ingress_policy.go: IngressPolicy, the hosts and annotations a platform lets
+// a FlinkBlueGreenDeployment's Ingress carry.
+
 package reconcile
 
 import (

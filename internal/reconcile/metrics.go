@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// metrics.go: the Prometheus metrics of the reconcilers, their buckets and
+// labels, registered with controller-runtime's registry.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// metrics_observe.go: recording a GitRepository, an apply, a
+// FlinkBlueGreenDeployment and a decision in the metrics, and forgetting a
+// deleted object's series.
+
 package reconcile
 
 import (

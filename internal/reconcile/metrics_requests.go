@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// metrics_requests.go: counting commit status rounds and the webhook
+// receiver's answers.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// namespaceslots.go: namespaceSlots, the bound on how many of a controller's
+// workers one namespace may hold, with wake-ups when a slot frees.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// outcome.go: how a reconcile ends — the kind (done, waiting, stalled,
+// transient), failure, and the outcome that decides conditions, events, logs
+// and the result.
+
 package reconcile
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// receiver.go: the webhook receiver's http.Server and its limits.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// secretclient.go: secretClient, which reads Secrets from the API server
+// uncached and records their values for scrubbing, and ClientOptions.
+
 package reconcile
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// setup.go: Options, Setup and SetupReceiver — registering the reconcilers
+// and the webhook receiver with a manager, and keeping a started worker per
+// slot (warmWorkers).
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// stale.go: detecting a reconcile that read a stale object from the cache,
+// and answering it with a quick retry.
+
 package reconcile
 
 import (

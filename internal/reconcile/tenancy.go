@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// tenancy.go: Tenancy, the ServiceAccounts GitRepositories apply as and their
+// Flink jobs may run as, and whether a namespace is confined.
+
 package reconcile
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// checkout.go: Registry.NoteBuild and the scan of a failed build's checkout
+// for the values its secretGenerators read, within the scan's bounds.
+
 package redact
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// forms.go: the forms a secret value is looked for in (raw, base64, quoted,
+// JSON-escaped, per line, anchors of long spellings) and the collector that
+// bounds one source's forms.
+
 package redact
 
 import (

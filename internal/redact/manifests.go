@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// manifests.go: the part of the checkout scan that reads the values of plain
+// Secret manifests.
+
 package redact
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// match.go: Scrubber and its matcher, which find the forms of known values in
+// a message in one pass and redact them.
+
 package redact
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// registry.go: Registry, which records secret values by where they live
+// (NoteSecret, NoteRendered) and hands out the Scrubber of an object's
+// messages (ForSource, ForNamespace).
+
 package redact
 
 import (

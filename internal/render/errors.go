@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// errors.go: the errors of a build — the sentinels (ErrLeavesRepository,
+// ErrRemoteRefused, ...), BuildError and PathError — and URL credentials
+// hidden from messages.
+
 package render
 
 import (

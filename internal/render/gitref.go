@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitref.go: BuildRef and ResolveSHA — rendering a ref of a local repository
+// from its object store through an in-memory tree, without a checkout.
+
 package render
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// limits.go: the limits of a build — defaults, LimitError — and the budget
+// every file operation of the sandbox charges.
+
 package render
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// objects.go: finish, which turns kustomize's output into stamped,
+// namespaced, checked and sorted objects, and Namespace for a build made
+// without a target namespace.
+
 package render
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// pluginconfig.go: the preflight's check of generator, transformer and
+// validator configs — URLs refused as kustomize will see them, and absolute
+// file references.
+
 package render
 
 import (

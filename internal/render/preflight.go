@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// preflight.go: preflight, the walk of the kustomization graph before
+// kustomize runs that refuses remote references and reports sandbox
+// violations with the entry and file that caused them.
+
 package render
 
 import (

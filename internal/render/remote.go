@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// remote.go: which references kustomize would fetch (isRemote, isFileURL),
+// and the rules a kustomization read from a remote-base clone is held to.
+
 package render
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// render.go: Options, Build, BuildContext and BuildYAML — kustomize run on its
+// own goroutine while holding kustomizeSlot — and Warm.
+
 package render
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// resolve.go: resolve, which follows symlinks component by component and
+// refuses any path that leaves the root.
+
 package render
 
 import (

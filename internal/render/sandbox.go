@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// sandbox.go: sandboxFS, the file system kustomize sees — paths resolved
+// inside the root, writes refused, reads charged to the budget, remote-base
+// clones kept to the build that made them.
+
 package render
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// compare.go: Compare, which matches the objects of base and head by
+// objects.Key and reports what changes.
+
 package review
 
 import (

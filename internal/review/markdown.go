@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// markdown.go: WriteMarkdown, the report as a pull-request comment, the
+// Flink jobs table first.
+
 package review
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// mask.go: masking Secret values in the objects a report shows (mask, Mask).
+
 package review
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// plan.go: Plan and Action — what the controller will do with each
+// FlinkBlueGreenDeployment that is added, changed or removed, from
+// bluegreen.Plan.
+
 package review
 
 import (

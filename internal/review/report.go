@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// report.go: Report and its parts (Revision, Summary, Object, Change), and
+// SchemaVersion of its JSON.
+
 package review
 
 // SchemaVersion names the JSON schema of a Report; it changes only when a

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// settings.go: settingsChanges, changes of a deployment's promotion mode and
+// spec.configuration that roll nothing out but change how rollouts run.
+
 package review
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// text.go: WriteText, the report for a terminal or a log, with optional
+// ANSI colours.
+
 package review
 
 import (

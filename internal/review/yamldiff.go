@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// yamldiff.go: yamlDiff, a unified diff of two objects' YAML.
+
 package review
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// auth.go: Auth and AuthFromSecret — the transport credentials of a
+// repository from its Secret (basic, bearer token, SSH key with known_hosts,
+// CA bundle) — and scrubbing them from error messages.
+
 package source
 
 import (

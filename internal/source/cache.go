@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// cache.go: Cache, one directory per repository under a root, keeping the
+// directories not in use within a byte budget (least recently used evicted).
+
 package source
 
 import (

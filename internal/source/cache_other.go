@@ -6,6 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// cache_other.go: diskUsage off Unix, a file's size.
+
 package source
 
 import "io/fs"

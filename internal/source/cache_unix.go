@@ -6,6 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// cache_unix.go: diskUsage on Unix, the blocks a file takes.
+
 package source
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// checkout.go: checking out a fetched commit, after checking its tree's file
+// sizes, total and entry count against the limits.
+
 package source
 
 import (

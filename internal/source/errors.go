@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// errors.go: Error, a fetch failure with a message safe to show and a reason
+// usable as a condition reason, and the classification of go-git errors.
+
 package source
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// fetch.go: Fetch, Poll and List — resolving a ref with a remote listing,
+// fetching its commit shallowly into the cache directory, and checking it
+// out.
+
 package source
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// limits.go: Limits of one fetch, their defaults and flags, and the
+// LimitExceeded errors that name them.
+
 package source
 
 import (

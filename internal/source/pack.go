@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// pack.go: boundedStorer, which stages a received packfile and checks its
+// object count and sizes against the limits before go-git parses it.
+
 package source
 
 import (

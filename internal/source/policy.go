@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// policy.go: checkURL, the controller's URL policy (file:// and http:// with
+// credentials only when allowed).
+
 package source
 
 import (

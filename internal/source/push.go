@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// push.go: forge push webhooks — ParsePushEvent, VerifySignature, Concerns
+// (whether a push can move the watched ref) and WebhookPath.
+
 package source
 
 import (

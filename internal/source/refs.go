@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// refs.go: resolving spec.ref (branch, tag, semver, commit, name) against a
+// remote listing, and Target, a resolved ref a later Fetch takes as it is.
+
 package source
 
 import (

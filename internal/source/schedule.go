@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// schedule.go: ParseSchedule and NextPoll — the next poll from a cron
+// schedule, or the interval with jitter.
+
 package source
 
 import (

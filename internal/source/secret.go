@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// secret.go: SecretValue, a Secret's value without surrounding whitespace.
+
 package source
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// transport.go: boundedTransport, through which every http(s) request of
+// go-git goes — response bodies cut at the fetch's limits, redirects
+// refused, the ref listing kept for reuse (Listing).
+
 package source
 
 import (

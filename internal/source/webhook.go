@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// webhook.go: Receiver, the http.Handler that verifies a push webhook
+// against its GitRepository and sets its reconcile-requested-at annotation.
+
 package source
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// webhook_limits.go: ReceiverLimits and the gate that enforces them —
+// concurrent requests, buffered body bytes, a rate per webhook path.
+
 package source
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// webhook_replay.go: replayMemo, the deliveries a Receiver handled, so that a
+// delivery sent again causes no second reconcile request.
+
 package source
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// desired_rollout.go: RolloutDesired, the rollout commit statuses a
+// FlinkBlueGreenDeployment's status calls for.
+
 package status
 
 import (

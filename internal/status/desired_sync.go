@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// desired_sync.go: SyncDesired, the sync commit statuses a GitRepository's
+// status calls for, and AppendRevision for status.appliedRevisions.
+
 package status
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// errors.go: the forge errors (ErrUnauthorized, ErrNotFound,
+// RateLimitedError), the classification of a non-2xx answer, and forge text
+// made safe to show.
+
 package status
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitlab.go: the GitLab provider, speaking REST API v4 with net/http.
+
 package status
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// provider.go: NewProvider, which picks the forge client for a
+// spec.commitStatus, and CheckAddress, which vets the forge address before a
+// token is sent to it.
+
 package status
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// records.go: the records of what the forge has acknowledged — Intents,
+// Unacknowledged, UnconfirmedVerdicts and MergeRecords.
+
 package status
 
 import (

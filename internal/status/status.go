@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// status.go: the provider-neutral vocabulary — State, Entry, the Provider
+// interface, and the sync and rollout contexts.
+
 package status
 
 import (

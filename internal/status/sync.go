@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// sync.go: Sync, which lists a commit's statuses and posts only the desired
+// ones that differ, and UnconfirmedError for a post whose answer was lost.
+
 package status
 
 import (

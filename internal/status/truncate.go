@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// truncate.go: Truncate, a description shortened to its forge's limit.
+
 package status
 
 import "unicode/utf8"

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// exit_linux.go: the worker's process group and why a worker ended without
+// an answer — the limit it hit with its measured peak, or the Go runtime's
+// words.
+
 package worker
 
 import (

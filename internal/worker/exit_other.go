@@ -6,6 +6,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// exit_other.go: stand-ins of exit_linux.go off Linux; a worker's death is
+// reported with its error and stderr.
+
 package worker
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// fetch.go: Pool.Fetch, source.Fetch run in a worker process, and the
+// worker's side of it.
+
 package worker
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// pool.go: Pool, its defaults and Build, and run, which has a worker answer
+// a request; DiedError, ErrWorker and ErrKilled say why none did.
+
 package worker
 
 import (

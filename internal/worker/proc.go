@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// proc.go: proc, one started worker process — starting it, handing it a
+// request, reading its answer within a bound, killing it.
+
 package worker
 
 import (

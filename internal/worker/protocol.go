@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// protocol.go: what crosses the process boundary — Arg, request, frames of
+// the answer, and errors as they travel (wireError).
+
 package worker
 
 import (

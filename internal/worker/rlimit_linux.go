@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// rlimit_linux.go: the worker's own OS limits — open files, file size, CPU
+// time per request — and measuring its peak memory.
+
 package worker
 
 import (

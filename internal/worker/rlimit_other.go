@@ -6,6 +6,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// rlimit_other.go: no-op stand-ins of rlimit_linux.go off Linux, where
+// builds run in-process.
+
 package worker
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// spares.go: keeping workers ready — an idle worker kept for its tenant's
+// next request, and spare workers of each kind (Warm, Close).
+
 package worker
 
 import (

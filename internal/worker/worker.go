@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// worker.go: the worker's side — Requested and Main, which read requests on
+// stdin, set the limits, build or fetch, and write each answer.
+
 package worker
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// applier.go: Applier and its Apply entry point, the Options and Result of one
+// Apply, and the impersonating client per ServiceAccount (ClientFor).
+
 package apply
 
 import (

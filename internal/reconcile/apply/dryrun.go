@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// dryrun.go: the server-side dry-run of every object of a set, compared with
+// the live object into a plan of what applying it would do.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// errors.go: the errors of an Apply — ObjectError, RejectedError (an
+// Options.Check verdict) and ObjectErrors, which collects them.
+
 package apply
 
 import (

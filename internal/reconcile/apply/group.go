@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// group.go: the all-or-nothing-per-namespace rule — PartialError and the
+// helpers that drop refused namespaces from a set and its inventory.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// inventory.go: the inventory entries of applied objects — building, merging
+// and finding the stale ones.
+
 package apply
 
 import (

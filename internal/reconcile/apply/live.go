@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// live.go: readLive, which reads the in-cluster objects of a set with one
+// LIST per kind and namespace or a GET each, a bounded number at a time.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// memo.go: syncMemo, the desired state and resourceVersion last found in
+// sync per object, which lets an idle Apply skip the live read.
+
 package apply
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// objects.go: prepare, which copies and validates the objects of a set
+// (known kind, namespace, no repeated identity), stamps their source and puts
+// them in apply order.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// owner.go: what an Apply may not write — objects owned elsewhere, objects
+// outside a confined namespace, ServiceAccount token Secrets.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// prune.go: pruning the stale inventory entries that carry our source
+// annotation, in reverse apply order.
+
 package apply
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// stage.go: run, the state of one Apply, and the staged order — dry-run,
+// check, stage 1 (CRDs, Namespaces, ClusterRoles), wait, stage 2.
+
 package apply
 
 import (
