@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// pdeathsig_linux.go: dieWithParent on Linux, which asks the kernel for
+// SIGTERM when make (the parent) dies.
+
 package main
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// expand.go: the tokens an object is marshalled with (token), and expand,
+// which replaces each by its template action at the indentation of its
+// line.
+
 package main
 
 import (

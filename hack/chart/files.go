@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// files.go: Chart.yaml and values.yaml (chartYAML, valuesYAML), and
+// staleFiles and write, which compare the generated files with the chart on
+// disk and write them.
+
 package main
 
 import (

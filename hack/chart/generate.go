@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// generate.go: generate, which renders config/default and makes each object
+// a template (objectTemplate) and the controller's Deployment the chart's
+// values (templateController).
+
 package main
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// mutants.go: mutant, one change to one file, and generate, which walks the
+// package's non-test files and lists the mutants of each kind.
+
 package main
 
 import (
