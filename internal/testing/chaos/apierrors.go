@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// apierrors.go: the api-errors fault (nemesis.apiErrors): a validating
+// webhook nothing listens on fails every write of FlinkDeployments and
+// FlinkStateSnapshots.
+
 package chaos
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// check_final.go: checkFinal, the checks of the end state: each
+// repository's last commit has its sync and rollout verdicts, and every
+// live revision its success.
+
 package chaos
 
 import (

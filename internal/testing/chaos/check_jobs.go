@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// check_jobs.go: checkLineage, which judges each stop of a job the lineage
+// shows (checkStop, checkCutover) and each start (checkStart).
+
 package chaos
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// check_statuses.go: checkStatuses, which reads the statuses of the pushed
+// commits from Gitea and checks them per commit and context (checkOnce,
+// checkOutcome).
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// check_world.go: checkChildren (one child per colour, named after it) and
+// checkTimers (a rollout ends within its timers plus the outage).
+
 package chaos
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// checker.go: the invariants, Violation, and checker, which reads the world
+// in passes and records each check and each violation with the logs that
+// lead to it.
+
 package chaos
 
 import (

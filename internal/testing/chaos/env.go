@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// env.go: env, the running system: startEnv starts the control plane,
+// Gitea, the git server, the links, the simulator and the controller
+// replicas; stop stops them.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// excerpt.go: controllerExcerpt, the lines of the controllers' logs around
+// a violation that name its jobs or are about leader election.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// faults.go: Fault, the kinds of fault with their odds and hold times, and
+// newFaults, which draws the faults of a run.
+
 package chaos
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// git.go: Commit, and pusher, which commits in a working copy per
+// repository and pushes to Gitea as a user would, again and again while
+// Gitea is down.
+
 package chaos
 
 import (

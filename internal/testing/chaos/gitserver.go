@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// gitserver.go: runGitServer, the git server role: the bare repositories
+// served over smart HTTP by `git http-backend`.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// hand.go: the faults of an operator by hand: deleteChild, deleteSnapshot
+// and wipeStatus.
+
 package chaos
 
 import (

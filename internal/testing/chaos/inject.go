@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// inject.go: nemesis.inject, which runs one fault to its end: a controller
+// killed, paused or held, a process restarted, Gitea stopped, a link
+// slowed.
+
 package chaos
 
 import (

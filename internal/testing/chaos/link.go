@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// link.go: link, a TCP proxy the nemesis slows, cuts or holds, in front of
+// a server or of the controllers' webhook receivers.
+
 package chaos
 
 import (

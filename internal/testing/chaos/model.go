@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// model.go: Push, one scheduled commit, and model, which draws the commits
+// of the schedule, each from the one before.
+
 package chaos
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// nemesis.go: nemesis, which injects the scheduled faults one at a time and
+// remembers the outages and hand deletions that excuse what the checker
+// sees.
+
 package chaos
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// options.go: Options, the settings of Run, and their defaults.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// pace.go: Pace, how dense the schedule is: SoakPace (make chaos) and
+// ShortPace (the variant in make test).
+
 package chaos
 
 import "time"

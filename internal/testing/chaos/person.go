@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// person.go: person, who promotes or aborts the new colour of a Manual job
+// and retries a job whose active FlinkDeployment was deleted, as the
+// on-call engineer would.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// recorder.go: recorder, which polls the FlinkBlueGreenDeployments, logs
+// every change and keeps the rollouts it saw (episode).
+
 package chaos
 
 import (

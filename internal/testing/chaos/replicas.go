@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// replicas.go: replica, one `bg-gitops controller` process with its own
+// link to the API server, and leader and pickReplica, which find the one a
+// fault hits.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// report.go: Report, what a run did and found, filled from its parts by
+// collect.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// role.go: RoleEnv and RunRole, which run this executable as one process of
+// the system: the simulator, the git server or bg-gitops.
+
 package chaos
 
 import (

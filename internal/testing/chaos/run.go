@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// run.go: Run, the soak from the first process to the last: setup, the
+// fault phase (runPhase), coming to rest and the final checks.
+
 package chaos
 
 import (

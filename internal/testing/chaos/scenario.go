@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// scenario.go: the scenario: the two repositories and four jobs, their
+// rollout timers, the simulated faults a commit can carry, and the files a
+// commit renders.
+
 package chaos
 
 import (

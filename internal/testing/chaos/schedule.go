@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// schedule.go: Schedule, the commits and faults the seed decides
+// (NewSchedule), with its Digest and Describe.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// settle.go: settle, which waits until the system is at rest, and
+// allRunning.
+
 package chaos
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// setup.go: seedRepos and createSources: the run's Gitea repositories, and
+// per repository its namespace, Secrets, GitRepository and push webhook.
+
 package chaos
 
 import (

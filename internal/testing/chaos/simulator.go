@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// simulator.go: runSimulator, the simulator role, which journals its
+// lineage to a file, and readJournalFile, which reads it.
+
 package chaos
 
 import (

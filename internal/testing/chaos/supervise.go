@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// supervise.go: supervised, which starts a process again when it exits, as
+// a kubelet would, unless the nemesis holds it down or the run is ending.
+
 package chaos
 
 import (

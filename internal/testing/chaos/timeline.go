@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// timeline.go: timeline, the run's log, each line with its time and
+// subjects, and the excerpt of it a violation is shown with.
+
 package chaos
 
 import (

@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// world.go: world, what the API server shows at one moment, and readWorld.
+
 package chaos
 
 import (
