@@ -4,6 +4,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// ctrlfunc.go: ctrlFunc, a function as a reconcile.Reconciler.
+
 package flinksim
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// deployment.go: the simulated FlinkDeployment controller
+// (reconcileDeployment): a job deployed, started, restored (restorePath),
+// suspended and torn down.
+
 package flinksim
 
 import (

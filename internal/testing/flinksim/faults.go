@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// faults.go: a spec observed late (observe) or refused (refuse), and a job
+// that fails (maybeFail) or flaps (maybeRestart), as the Fault annotations
+// ask.
+
 package flinksim
 
 import (

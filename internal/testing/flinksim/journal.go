@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// journal.go: the lineage as JSON lines: Lineage.JournalTo writes it,
+// ReadJournal rebuilds a Lineage from it.
+
 package flinksim
 
 import (

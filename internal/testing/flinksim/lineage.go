@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// lineage.go: Lineage, the simulator's record of Jobs and Savepoints, and
+// the offset each job reached.
+
 package flinksim
 
 import (

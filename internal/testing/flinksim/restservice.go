@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// restservice.go: the REST Service of a Flink cluster (RestServiceName),
+// applied and deleted with its FlinkDeployment.
+
 package flinksim
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// simulator.go: Simulator, its Options and SetupWithManager, and the
+// savepoint, checkpoint and configuration paths it reads and writes.
+
 package flinksim
 
 import (

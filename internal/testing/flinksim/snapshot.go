@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// snapshot.go: the simulated FlinkStateSnapshot controller
+// (reconcileSnapshot): a savepoint triggered and completed, or failed or
+// hung as the faults ask.
+
 package flinksim
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// fastimport.go: repositories built with git fast-import: NewLargeRepo,
+// ImportCommit (with File, Zeros and Text) and TinyObjects.
+
 package gittest
 
 import (

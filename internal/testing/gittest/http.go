@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// http.go: HTTPServer (ServeHTTP), which serves the bare repositories over
+// smart HTTP with `git http-backend`, and HTTPOptions (TLS, credentials).
+
 package gittest
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// ssh.go: SSHServer (ServeSSH), an in-process SSH server that runs
+// `git upload-pack`, and NewKey.
+
 package gittest
 
 import (

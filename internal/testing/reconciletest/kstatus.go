@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// kstatus.go: KstatusViolations, CheckKstatus and WatchKstatus, which hold
+// an object's status to the kstatus contract.
+
 package reconciletest
 
 import (

@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// controllermanager.go: startControllerManager: kube-controller-manager
+// with the garbage collector and the namespace controller, ready once it
+// cascades a deletion.
+
 package testenv
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// crds.go: CRDs and FlinkCRDs, the CustomResourceDefinitions a test
+// installs.
+
 package testenv
 
 import (

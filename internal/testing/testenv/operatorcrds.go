@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// operatorcrds.go: OperatorCRD, the path of one of the Flink Kubernetes
+// Operator's real CRDs.
+
 package testenv
 
 import (

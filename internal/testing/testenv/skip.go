@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// skip.go: the suite's one skip policy: ErrBinaryMissing, UnderCI,
+// Skippable and Require.
+
 package testenv
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// api.go: the Gitea API the tests call: CreateRepo, CreatePushWebhook,
+// CommitStatuses (Status), BranchHead, and the clone URLs.
+
 package gitea
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// binary.go: LocateBinary, which finds the Gitea binary, and the static
+// root it needs.
+
 package gitea
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// config.go: writeConfig: Gitea's minimal app.ini and an empty global git
+// config.
+
 package gitea
 
 import (

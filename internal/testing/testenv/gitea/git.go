@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// git.go: Server.Commit, which commits files in a working copy and pushes
+// them, with git isolated from the developer's configuration.
+
 package gitea
 
 import (

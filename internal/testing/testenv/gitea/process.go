@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// process.go: proc, one `gitea web` process: startWeb starts it, stop
+// signals its process group.
+
 package gitea
 
 import (

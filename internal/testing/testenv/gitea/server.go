@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// server.go: Server and Start: a fresh Gitea served from its data
+// directory, with Stop, Restart, StopProcess and Serve.
+
 package gitea
 
 import (

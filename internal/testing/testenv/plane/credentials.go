@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// credentials.go: writeCredentials: the serving certificate, admin token
+// and service-account key the API server reads, and the administrator's
+// kubeconfig.
+
 package plane
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// plane.go: Plane and Start: etcd and kube-apiserver on free ports, with
+// the CRDs installed.
+
 package plane
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// restart.go: StartEtcd and StartAPIServer, which start a stopped component
+// again, and WaitEtcd and WaitAPIServer.
+
 package plane
 
 import (

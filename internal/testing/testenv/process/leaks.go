@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// leaks.go: the process groups started or tracked (Track, Groups), and
+// Leaks and LeaksAfter, those that still have a member.
+
 package process
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// process.go: Spec and Process: a child process in its own process group,
+// started again on demand, signalled, paused and stopped.
+
 package process
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// spawn.go: StartCommand, which starts a short-lived helper (not a Process)
+// in its own process group and remembers the group for Leaks.
+
 package process
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// sysproc_linux.go: sysProcAttr on Linux: a process group of its own,
+// killed with the forking thread.
+
 package process
 
 import "syscall"
