@@ -8,8 +8,24 @@ Licensed under the Apache License, Version 2.0.
 // (fetch, render, apply, prune, commit statuses; gitrepository*.go) and
 // FlinkBlueGreenDeployment (the Kubernetes adapter around the pure
 // blue/green decision function; flinkbluegreen*.go), and what both use:
-// the commit status reporter, outcomes and conditions, namespace slots,
-// metrics, the Secret-reading client and Setup.
+//
+//   - the commit status reporter (commitstatus.go), outcomes and
+//     conditions, and metrics;
+//   - Tenancy, the ServiceAccounts GitRepositories apply as and their jobs
+//     may run as, and the namespaces whose GitRepositories may write
+//     outside their own (tenancy.go);
+//   - IngressPolicy, the hosts and annotations a FlinkBlueGreenDeployment's
+//     Ingress may carry (ingress_policy.go);
+//   - namespace slots and the forge budget, which bound the workers and
+//     the forge call time one namespace may take (namespaceslots.go,
+//     forgebudget.go);
+//   - Applying, the set each GitRepository applied last, by which the
+//     reporter trusts the source of an object of another namespace
+//     (applying.go);
+//   - the stale-read check: a reconcile that read an object older than
+//     the API server's writes nothing and runs again soon (stale.go);
+//   - the webhook receiver's http.Server and its limits (receiver.go);
+//   - the Secret-reading client (secretclient.go) and Setup.
 package reconcile
 
 // RBAC of the controller, generated into config/rbac by controller-gen.

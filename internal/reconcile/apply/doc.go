@@ -15,7 +15,14 @@ Licensed under the Apache License, Version 2.0.
 // Order of one Apply:
 //
 //  1. Validate the set: every object is a Kubernetes object, namespaced kinds
-//     have a namespace, no two objects share an identity.
+//     have a namespace, no two objects share an identity, and no object is a
+//     ServiceAccount token Secret (type kubernetes.io/service-account-token,
+//     or annotated kubernetes.io/service-account.name), which the API server
+//     would fill with the token of an account of the namespace. A confined
+//     set (Options.Confined, set for a GitRepository whose namespace
+//     --cluster-wide-namespaces does not cover) holds only namespaced
+//     objects of Options.Namespace. If any object is refused nothing is
+//     written.
 //  2. Dry-run every object whose Namespace and kind already exist. An
 //     object in a Namespace, or of a CRD, that the same set creates cannot be
 //     dry-run before that Namespace or CRD exists; it is deferred. Then
@@ -48,7 +55,8 @@ Licensed under the Apache License, Version 2.0.
 // remembers, per object, the desired state and resourceVersion last found
 // in sync; when a dry-run returns that resourceVersion for the same desired
 // state, nothing changed the object and it is not read, so an idle apply
-// costs one request (the dry-run) per object and writes nothing. Otherwise live objects are read
-// with one LIST per kind and namespace when several objects share them (a
-// GET otherwise, or when the ServiceAccount may not list).
+// costs one request (the dry-run) per object and writes nothing. Otherwise
+// live objects are read with one LIST per kind and namespace when several
+// objects share them (a GET otherwise, or when the ServiceAccount may not
+// list).
 package apply
