@@ -31,8 +31,9 @@ var ErrURLNotAllowed = errors.New("url not allowed")
 //   - http:// with credentials (a Secret, or user:password in the URL)
 //     sends them in clear text: only with AllowInsecureHTTP
 //     (--allow-insecure-http). Without credentials http:// is allowed, as
-//     a public read (../shared/DESIGN.md refuses only http:// with
-//     credentials); the content is then only as trustworthy as the network.
+//     a public read (docs/operations/limits.md: only http:// with
+//     credentials needs the flag); the content is then only as trustworthy
+//     as the network.
 //   - https:// and ssh:// are always allowed; anything else is refused.
 func checkURL(o Options) error {
 	ep, err := transport.NewEndpoint(o.URL)
