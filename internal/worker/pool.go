@@ -45,7 +45,8 @@ const (
 // Supported reports whether builds can run in worker processes here.
 func Supported() bool { return runtime.GOOS == "linux" }
 
-// Pool runs kustomize builds in worker processes (see the package doc).
+// Pool runs git fetches (Fetch) and kustomize builds (Build) in worker
+// processes (see the package doc).
 // Its zero value is ready to use, with the defaults.
 type Pool struct {
 	// Binary is the executable run as a worker, with the one argument
