@@ -68,9 +68,10 @@ const (
 	// keeps, not owned by the parent: the record of the state of the
 	// FlinkBlueGreenDeployment its FlinkBlueGreenDeploymentLabel names.
 	StateRecordLabel = "bggitops.dev/state-record"
-	// JobAnnotation and JobIDAnnotation on a record name the
-	// FlinkDeployment and the Flink job it was taken of.
-	JobAnnotation   = "bggitops.dev/job"
+	// JobAnnotation on a record names the FlinkDeployment it was taken of.
+	JobAnnotation = "bggitops.dev/job"
+	// JobIDAnnotation on a record is the id of the Flink job it was taken
+	// of (the FlinkDeployment's status.jobStatus.jobId), when known.
 	JobIDAnnotation = "bggitops.dev/job-id"
 	// LastCompletedSavepointAnnotation on a record is the last savepoint
 	// of that job known to have completed before the record was asked
