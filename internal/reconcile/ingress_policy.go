@@ -39,7 +39,8 @@ type IngressPolicy struct {
 }
 
 // checkHosts refuses an Ingress with a host outside HostPatterns: a rule
-// without host serves every host, so it is refused too.
+// without host serves every host, and a TLS entry without hosts is the
+// Ingress controller's wildcard host, so both are refused too.
 func (p IngressPolicy) checkHosts(ing *networkingv1.Ingress) error {
 	if len(p.HostPatterns) == 0 {
 		return nil
@@ -85,6 +86,9 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 		hosts = append(hosts, r.Host)
 	}
 	for _, tls := range ing.Spec.TLS {
+		if len(tls.Hosts) == 0 {
+			hosts = append(hosts, "")
+		}
 		hosts = append(hosts, tls.Hosts...)
 	}
 	return hosts
@@ -92,7 +96,7 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 
 func hostOrAny(host string) string {
 	if host == "" {
-		return "a rule without host (every host)"
+		return "a rule or TLS entry without host (every host)"
 	}
 	return "host " + host
 }
