@@ -21,7 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -33,13 +35,15 @@ import (
 
 // testControllerReceiverOnly runs `bg-gitops controller` with the flags of
 // config/receiver's Deployment (--receiver-only), and --leader-elect,
-// which it ignores: a push webhook requests a reconcile, and the process
+// which it ignores, as that Deployment's ServiceAccount with the RBAC of
+// config/receiver: a push webhook requests a reconcile, and the process
 // runs no reconciler and takes no Lease.
 func testControllerReceiverOnly(t *testing.T, env *testenv.Env) {
 	ctx := context.Background()
 	ns := reconciletest.Namespace(t, env.Client)
+	account := installReceiverRBAC(t, env)
 	args := append(shippedReceiverArgs(t), "--leader-elect", "--leader-election-namespace", ns)
-	c := startControllerProcess(t, "receiver", env.Kubeconfig, args...)
+	c := startControllerProcess(t, "receiver", serviceAccountKubeconfig(t, env, systemNamespace, account), args...)
 	c.waitReady(t)
 
 	const token = "receiver-only-token"
@@ -69,6 +73,37 @@ func testControllerReceiverOnly(t *testing.T, env *testenv.Env) {
 	_, started := c.reconciles(t, "gitrepository")
 	assert.False(t, started, "no GitRepository reconciler runs")
 	assert.Empty(t, leaseHolder(t, env, ns), "no Lease taken")
+}
+
+// installReceiverRBAC creates the receiver's ServiceAccount, ClusterRole
+// and ClusterRoleBinding as config/receiver renders them, and returns the
+// name of the account its Deployment runs as.
+func installReceiverRBAC(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	ctx := context.Background()
+	err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: systemNamespace}})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	var account string
+	objs := renderKustomization(t, filepath.Join("..", "..", "config", "receiver"))
+	for _, u := range objs {
+		if u.GetKind() == "Deployment" && u.GetName() == "bg-gitops-receiver" {
+			account, _, _ = unstructured.NestedString(u.Object, "spec", "template", "spec", "serviceAccountName")
+		}
+	}
+	require.NotEmpty(t, account)
+	for _, u := range objs {
+		switch {
+		case u.GetKind() == "ServiceAccount" && u.GetName() == account,
+			(u.GetKind() == "ClusterRole" || u.GetKind() == "ClusterRoleBinding") && u.GetName() == "bg-gitops-receiver":
+			err := env.Client.Create(ctx, u)
+			if !apierrors.IsAlreadyExists(err) {
+				require.NoError(t, err, "%s %s", u.GetKind(), u.GetName())
+			}
+		}
+	}
+	return account
 }
 
 // shippedReceiverArgs returns the flags config/receiver runs the receiver

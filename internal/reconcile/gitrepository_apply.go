@@ -59,7 +59,7 @@ func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error 
 	res, err := r.Applier.Apply(ctx, objs, apply.Options{
 		ServiceAccountName: sa, Namespace: gr.Namespace, Confined: r.Tenancy.confined(gr.Namespace),
 		Prune: gr.PruneEnabled(), Inventory: gr.Status.Inventory, Source: gr.SourceValue(),
-		Check: r.Tenancy.checkChild,
+		Check: r.Tenancy.check(gr.Namespace),
 	})
 	r.Applying.applied(gr.SourceValue(), rev, res.Inventory)
 	if res.Inventory != nil {

@@ -18,6 +18,12 @@ import (
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 )
 
 // errIngressHostNotAllowed: a host of spec.ingress is outside every
@@ -42,15 +48,45 @@ type IngressPolicy struct {
 }
 
 // checkHosts refuses an Ingress with a host outside HostPatterns: a rule
-// without host serves every host, so it is refused too.
+// without host and a default backend serve every host, and a TLS entry
+// without hosts is the Ingress controller's wildcard host, so they are
+// refused too.
 func (p IngressPolicy) checkHosts(ing *networkingv1.Ingress) error {
 	if len(p.HostPatterns) == 0 {
 		return nil
 	}
 	for _, host := range ingressHosts(ing) {
 		if !p.hostAllowed(host, ing.Name, ing.Namespace) {
-			return fmt.Errorf("%w: %s is not a host this FlinkBlueGreenDeployment may use (--ingress-host-pattern: %s); the Ingress is not written",
+			return fmt.Errorf("%w: %s is not a host this Ingress may use (--ingress-host-pattern: %s); the Ingress is not written",
 				errIngressHostNotAllowed, hostOrAny(host), strings.Join(p.HostPatterns, ","))
+		}
+	}
+	return nil
+}
+
+var ingressKind = schema.GroupKind{Group: networkingv1.GroupName, Kind: "Ingress"}
+
+// checkApplied is the apply check of an Ingress of a tenant's
+// GitRepository (Tenancy.check): it keeps to the policy as a
+// FlinkBlueGreenDeployment's Ingress does, but its annotations cannot be
+// dropped from it, so one the policy does not allow refuses it (bg-gitops's
+// own stamps are not the tenant's).
+func (p IngressPolicy) checkApplied(obj *unstructured.Unstructured) error {
+	if obj.GroupVersionKind().GroupKind() != ingressKind {
+		return nil
+	}
+	ing := &networkingv1.Ingress{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, ing); err != nil {
+		return &apply.RejectedError{Err: fmt.Errorf("%w: %v", errInvalidIngress, err)}
+	}
+	if err := p.checkHosts(ing); err != nil {
+		return &apply.RejectedError{Err: err}
+	}
+	if _, dropped := p.keepAnnotations(ing.Annotations); len(dropped) > 0 {
+		dropped = slices.DeleteFunc(dropped, func(k string) bool { return strings.HasPrefix(k, v1alpha1.GroupVersion.Group+"/") })
+		if len(dropped) > 0 {
+			return &apply.RejectedError{Err: fmt.Errorf("annotations %s are not in --ingress-annotations (%s); the Ingress is not written",
+				strings.Join(dropped, ", "), strings.Join(p.Annotations, ","))}
 		}
 	}
 	return nil
@@ -87,7 +123,13 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 	for _, r := range ing.Spec.Rules {
 		hosts = append(hosts, r.Host)
 	}
+	if ing.Spec.DefaultBackend != nil {
+		hosts = append(hosts, "")
+	}
 	for _, tls := range ing.Spec.TLS {
+		if len(tls.Hosts) == 0 {
+			hosts = append(hosts, "")
+		}
 		hosts = append(hosts, tls.Hosts...)
 	}
 	return hosts
@@ -95,7 +137,7 @@ func ingressHosts(ing *networkingv1.Ingress) []string {
 
 func hostOrAny(host string) string {
 	if host == "" {
-		return "a rule without host (every host)"
+		return "a rule, TLS entry or default backend without host (every host)"
 	}
 	return "host " + host
 }

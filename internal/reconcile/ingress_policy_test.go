@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestIngressHostMatchesThePattern(t *testing.T) {
@@ -43,4 +45,21 @@ func TestIngressAnnotationsAreKeptByKeyOrPrefix(t *testing.T) {
 	assert.Empty(t, dropped)
 	_, dropped = IngressPolicy{Annotations: []string{}}.keepAnnotations(in)
 	assert.Len(t, dropped, 4, "an empty list: none")
+}
+
+// TestIngressTLSWithoutHostsIsRefused: a TLS entry without hosts is the
+// Ingress controller's wildcard host (networking/v1: hosts "defaults to
+// the wildcard host setting"), so it claims every host, as a rule
+// without host does.
+func TestIngressTLSWithoutHostsIsRefused(t *testing.T) {
+	policy := IngressPolicy{HostPatterns: []string{"{{namespace}}.apps.example.com"}}
+	ing := func(tls ...networkingv1.IngressTLS) *networkingv1.Ingress {
+		return &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "team-a"},
+			Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "team-a.apps.example.com"}}, TLS: tls}}
+	}
+	assert.NoError(t, policy.checkHosts(ing(networkingv1.IngressTLS{Hosts: []string{"team-a.apps.example.com"}, SecretName: "tls"})))
+	err := policy.checkHosts(ing(networkingv1.IngressTLS{SecretName: "tls"}))
+	assert.ErrorIs(t, err, errIngressHostNotAllowed)
+	err = policy.checkHosts(ing(networkingv1.IngressTLS{Hosts: []string{"team-a.apps.example.com"}}, networkingv1.IngressTLS{SecretName: "tls"}))
+	assert.ErrorIs(t, err, errIngressHostNotAllowed, "a second TLS entry without hosts")
 }

@@ -10,12 +10,14 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -65,6 +67,25 @@ func (t Tenancy) flinkAccount(account string) error {
 	}
 	return fmt.Errorf("%w: serviceAccount %q is not one a job may run as (--allowed-flink-accounts: %s)",
 		ErrAccountNotAllowed, account, strings.Join(t.FlinkAccounts, ","))
+}
+
+// check is the apply check of a GitRepository of namespace ns: a
+// FlinkBlueGreenDeployment's child keeps to the cluster and the account
+// lists (checkChild). Where tenants share an Ingress controller
+// (--ingress-host-pattern is set), an Ingress that a confined
+// GitRepository applies keeps to the Ingress policy too: the account a
+// namespace is opted in to Ingresses with may write any Ingress. A
+// cluster-wide namespace's GitRepository is the platform's own.
+func (t Tenancy) check(ns string) func(context.Context, client.Client, *unstructured.Unstructured) error {
+	bounded := len(t.Ingress.HostPatterns) > 0 && t.confined(ns)
+	return func(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+		if bounded {
+			if err := t.Ingress.checkApplied(obj); err != nil {
+				return err
+			}
+		}
+		return t.checkChild(ctx, c, obj)
+	}
 }
 
 // flinkAccountKeys are the Flink options that name the account of a job's

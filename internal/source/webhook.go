@@ -261,11 +261,15 @@ func (rc *Receiver) authenticate(r *http.Request, gr *v1alpha1.GitRepository, lo
 // readBody reads the body into one buffer and through the HMAC keyed by
 // token at once, after reserving its size in the byte budget; it stops
 // (413) as soon as the body passes the limit. free gives the reserved
-// bytes back.
+// bytes back. A body larger than the whole budget could never be held:
+// the budget bounds it too (413, not a 503 to retry).
 func (rc *Receiver) readBody(r *http.Request, token []byte) (body, sum []byte, free func(), err error) {
 	limit := rc.MaxBodyBytes
 	if limit <= 0 {
 		limit = DefaultMaxBodyBytes
+	}
+	if whole := rc.gate().maxBuffered; whole >= 0 {
+		limit = min(limit, whole)
 	}
 	if r.ContentLength > limit {
 		return nil, nil, nil, fail(http.StatusRequestEntityTooLarge, "body larger than %d bytes", limit)

@@ -53,7 +53,7 @@ type ReceiverLimits struct {
 	// MaxBufferedBytes bounds the body bytes all requests hold at once: a
 	// request reserves its Content-Length (MaxBodyBytes when it sends
 	// none) before it reads its body, and is answered 503 when that does
-	// not fit.
+	// not fit; a body larger than MaxBufferedBytes itself is answered 413.
 	MaxBufferedBytes int64
 	// PathRate is the requests per second answered on one webhook path
 	// after a burst of PathBurst (429 beyond), so that a flood on one

@@ -344,3 +344,29 @@ func TestReceiverReadsARotatedSecretAfresh(t *testing.T) {
 	assert.Equal(t, http.StatusOK, deliver(rotated, 3), "verified with the new token")
 	assert.Equal(t, 2, reads())
 }
+
+// TestReceiverBodiesNeverLargerThanItsWholeByteBudget: with
+// --receiver-max-buffered-bytes below the body limit, a body is bounded
+// by the budget: a chunked delivery (no Content-Length) that fits is
+// read, and one declared or sent larger than the whole budget is answered
+// 413, not 503 with a Retry-After it could never meet.
+func TestReceiverBodiesNeverLargerThanItsWholeByteBudget(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	serveReceiver(t, f, &Receiver{Client: f.c, MaxBodyBytes: 4096, Log: testr.New(t),
+		Limits: ReceiverLimits{MaxConcurrent: -1, MaxBufferedBytes: 1024, PathRate: -1}})
+	send := func(body string, length int64) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, f.url+f.path, io.NopCloser(strings.NewReader(body)))
+		require.NoError(t, err)
+		req.ContentLength = length
+		req.Header = headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp
+	}
+	small := `{"ref":"refs/heads/other"}`
+	assert.Equal(t, http.StatusAccepted, send(small, -1).StatusCode, "a chunked body that fits the budget")
+	large := `{"ref":"refs/heads/other","pad":"` + strings.Repeat("x", 2048) + `"}`
+	assert.Equal(t, http.StatusRequestEntityTooLarge, send(large, int64(len(large))).StatusCode, "declared larger than the budget")
+	assert.Equal(t, http.StatusRequestEntityTooLarge, send(large, -1).StatusCode, "sent larger than the budget")
+}
