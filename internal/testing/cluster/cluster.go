@@ -39,8 +39,10 @@ const (
 	PauseImage = "localhost/bg-gitops-test/pause:v1"
 	// lockName is the machine-wide lock: one cluster at a time.
 	lockName = "@bg-gitops-test-cluster"
-	// stopTimeout is how long a component gets to exit after SIGTERM.
-	stopTimeout = 20 * time.Second
+	// stopTimeout is how long a component gets to exit after SIGTERM
+	// before SIGKILL: its state is thrown away, and teardown.sh cleans up
+	// after a killed one as after a crash.
+	stopTimeout = 3 * time.Second
 	// teardownTimeout bounds the watchdog's teardown.sh.
 	teardownTimeout = 2 * time.Minute
 )
@@ -250,6 +252,13 @@ func (c *Cluster) Stop() error {
 	}
 	c.procs = nil
 	if c.Plane != nil {
+		// The API server's graceful shutdown takes seconds: nothing
+		// here needs it.
+		for _, p := range []*process.Process{c.Plane.APIServer, c.Plane.Etcd} {
+			if p != nil {
+				errs = append(errs, p.Stop(stopTimeout))
+			}
+		}
 		errs = append(errs, c.Plane.Stop())
 	}
 	if c.watchdogDone != nil {

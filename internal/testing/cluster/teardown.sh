@@ -11,21 +11,19 @@ W=$1
 B=$W/before
 log() { echo "teardown: $*"; }
 
-# mine PID: the process's command line names DIR (every component's does:
-# its config, data or socket is in DIR), so a reused PID is left alone.
-mine() { [ -r "/proc/$1/cmdline" ] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$W/"; }
-
 # 1. The components (already stopped by Stop; after a crash killed by
-#    their parent-death signal) and containerd's shims (whose command
-#    line names the socket in DIR), by PID.
+#    their parent-death signal) and containerd's shims, by PID: every
+#    process whose command line names DIR (a component's config, data or
+#    socket is there; a shim's -address is containerd's socket), but this
+#    script and the watchdog.
 for i in 1 2 3 4 5; do
-	found=
-	for p in /proc/[0-9]*; do
-		pid=${p#/proc/}
-		case $pid in $$ | $PPID) continue ;; esac
-		mine "$pid" && { found=1; log "kill $pid $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-120)"; kill -9 "$pid" 2>/dev/null; }
+	# [/]: the pattern does not match grep's own command line.
+	pids=$(grep -l -- "$W[/]" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | grep -vxF -e "$$" -e "$PPID")
+	[ -z "$pids" ] && break
+	for pid in $pids; do
+		log "kill $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)"
+		kill -9 "$pid" 2>/dev/null
 	done
-	[ -z "$found" ] && break
 	sleep 0.2
 done
 
