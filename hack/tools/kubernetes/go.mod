@@ -1,4 +1,4 @@
-// Builds kube-apiserver and kubectl for the test control plane.
+// Builds the test control plane (kube-apiserver, kube-controller-manager, kubectl) and the test cluster's node (kubelet, kube-scheduler, kube-proxy).
 module bggitops.dev/hack/tools/kubernetes
 
 go 1.26.0

@@ -6,7 +6,8 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package tools pins the Kubernetes control-plane binaries used by tests.
+// Package tools pins the Kubernetes binaries used by tests: the control plane
+// and the node of the test cluster (internal/testing/cluster).
 package tools
 
 import (

@@ -83,7 +83,7 @@ type Cluster struct {
 	bin, ctrSocket string
 	timeout        time.Duration
 	procs          []*process.Process // in start order
-	before         *Snapshot
+	before         *snapshot
 	lock           *net.UnixListener
 	watchdog       *exec.Cmd
 	watchdogIn     io.WriteCloser

@@ -18,7 +18,7 @@ Licensed under the Apache License, Version 2.0.
 // and the kubelet outside its own — is undone by one script, teardown.sh,
 // which a watchdog process runs when Stop asks it to or when the test
 // process dies however it dies (the watchdog reads a pipe from it).
-// Snapshot is what the machine looked like before; Leftovers compares.
+// Cluster.Leftovers compares the machine with what it was before Start.
 //
 // One cluster runs on a machine at a time: Start holds an abstract Unix
 // socket as a machine-wide lock, shared with the watchdog, so a second

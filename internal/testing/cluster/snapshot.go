@@ -34,8 +34,8 @@ var watched = []string{
 	"/var/lib/kubelet", "/var/log/pods", "/var/log/containers", "/opt/containerd", "/etc/cni",
 }
 
-// Snapshot is what the machine looked like before Start changed it.
-type Snapshot struct {
+// snapshot is what the machine looked like before Start changed it.
+type snapshot struct {
 	Sysctls  map[string]string
 	IPTables map[string]string // iptables-save and ip6tables-save, normalized
 	Paths    map[string]bool   // the watched paths that existed
@@ -44,8 +44,8 @@ type Snapshot struct {
 
 // takeSnapshot records the machine and writes what teardown.sh reads to
 // dir/before.
-func takeSnapshot(dir, bridge, kubeProxy string) (*Snapshot, error) {
-	s := &Snapshot{Sysctls: map[string]string{}, IPTables: map[string]string{}, Paths: map[string]bool{}}
+func takeSnapshot(dir, bridge, kubeProxy string) (*snapshot, error) {
+	s := &snapshot{Sysctls: map[string]string{}, IPTables: map[string]string{}, Paths: map[string]bool{}}
 	b := filepath.Join(dir, "before")
 	if err := os.MkdirAll(b, 0o700); err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func takeSnapshot(dir, bridge, kubeProxy string) (*Snapshot, error) {
 // s: processes naming dir, mounts under it, the bridge, network
 // namespaces, kubepods cgroups, iptables rules and chains, sysctls and
 // paths. Empty when everything was restored.
-func (s *Snapshot) Leftovers(dir, bridge string) []string {
+func (s *snapshot) Leftovers(dir, bridge string) []string {
 	var out []string
 	for _, pid := range readDirNames("/proc") {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
