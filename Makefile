@@ -9,9 +9,17 @@ GOTESTSUM      := $(BIN)/gotestsum
 KUBE_APISERVER := $(BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(BIN)/kube-controller-manager
 KUBECTL        := $(BIN)/kubectl
+KUBELET        := $(BIN)/kubelet
+KUBE_SCHEDULER := $(BIN)/kube-scheduler
+KUBE_PROXY     := $(BIN)/kube-proxy
 ETCD           := $(BIN)/etcd
 GITEA          := $(BIN)/gitea
-TOOLS          := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(GITEA)
+TOOLS          := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(GITEA) \
+	$(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) node-packages
+# The node of the test cluster (internal/testing/cluster) stamps the real
+# version, as the node reports it.
+KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 FLUX_SOURCE_CONTROLLER    := $(BIN)/flux-source-controller
 FLUX_KUSTOMIZE_CONTROLLER := $(BIN)/flux-kustomize-controller
 
@@ -51,7 +59,7 @@ chart: ## Regenerate charts/bg-gitops from config/default.
 	$(GO) run ./hack/chart
 
 .PHONY: tools
-tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) ## Build the test control plane, Gitea, controller-gen and gotestsum (only when missing).
+tools: $(TOOLS) $(CONTROLLER_GEN) $(GOTESTSUM) ## Build the test control plane and node, Gitea, controller-gen and gotestsum, install containerd, runc, CNI plugins and iptables (only when missing).
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -67,6 +75,25 @@ $(KUBE_CONTROLLER_MANAGER):
 
 $(KUBECTL):
 	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -o $@ k8s.io/kubernetes/cmd/kubectl
+
+$(KUBELET):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kubelet
+
+$(KUBE_SCHEDULER):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-scheduler
+
+$(KUBE_PROXY):
+	cd hack/tools/kubernetes && CGO_ENABLED=0 $(GO) build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $@ k8s.io/kubernetes/cmd/kube-proxy
+
+# The test cluster's container runtime, from Debian, as .ci/run installs it.
+# It needs root, as the cluster tests do: without root it is left out, and
+# those tests skip (fail under CI).
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables
+.PHONY: node-packages
+node-packages:
+	@command -v containerd >/dev/null && command -v runc >/dev/null && test -x /usr/lib/cni/bridge && command -v iptables >/dev/null || \
+		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y --no-install-recommends $(NODE_PACKAGES); \
+		else echo "not root: $(NODE_PACKAGES) not installed, the cluster tests will skip"; fi
 
 $(ETCD):
 	cd hack/tools/etcd && CGO_ENABLED=0 $(GO) build -o $@ go.etcd.io/etcd/server/v3

@@ -11,6 +11,7 @@ require (
 	github.com/go-git/go-git/v5 v5.19.0
 	github.com/go-logr/logr v1.4.4
 	github.com/google/cel-go v0.29.2
+	github.com/google/go-containerregistry v0.22.1
 	github.com/google/go-github/v84 v84.0.0
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/prometheus/client_golang v1.25.0

@@ -17,7 +17,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,12 +33,13 @@ type credentials struct {
 	servingCert, servingKey, tokens, saKey string
 	kubeconfig                             string
 	config                                 *rest.Config
+	users                                  map[string]string // name to token
 }
 
 // writeCredentials writes, once per directory, a serving certificate for
 // 127.0.0.1, an admin token and a service-account key: a restarted API
 // server reads the same files, so every client stays valid.
-func writeCredentials(dir string, port int) (credentials, error) {
+func writeCredentials(dir string, port int, o Options) (credentials, error) {
 	certs := filepath.Join(dir, "pki")
 	if err := ensureDir(certs); err != nil {
 		return credentials{}, err
@@ -44,7 +47,8 @@ func writeCredentials(dir string, port int) (credentials, error) {
 	c := credentials{servingCert: filepath.Join(certs, "apiserver.crt"), servingKey: filepath.Join(certs, "apiserver.key"),
 		tokens: filepath.Join(certs, "tokens.csv"), saKey: filepath.Join(certs, "sa.key"),
 		kubeconfig: filepath.Join(dir, "kubeconfig")}
-	cert, key, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
+	ips := append([]net.IP{net.ParseIP("127.0.0.1")}, o.ServingIPs...)
+	cert, key, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", ips, append([]string{"localhost"}, o.ServingNames...))
 	if err != nil {
 		return c, fmt.Errorf("serving certificate: %w", err)
 	}
@@ -53,8 +57,22 @@ func writeCredentials(dir string, port int) (credentials, error) {
 		return c, fmt.Errorf("service-account key: %w", err)
 	}
 	token := randomHex(32)
-	files := map[string][]byte{c.servingCert: cert, c.servingKey: key, c.saKey: saKey,
-		c.tokens: []byte(token + ",admin,admin,system:masters\n")}
+	tokens := token + ",admin,admin,system:masters\n"
+	names := make([]string, 0, len(o.Users))
+	for name := range o.Users {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	c.users = map[string]string{}
+	for _, name := range names {
+		c.users[name] = randomHex(32)
+		line := c.users[name] + "," + name + "," + name
+		if groups := o.Users[name]; len(groups) > 0 {
+			line += `,"` + strings.Join(groups, ",") + `"`
+		}
+		tokens += line + "\n"
+	}
+	files := map[string][]byte{c.servingCert: cert, c.servingKey: key, c.saKey: saKey, c.tokens: []byte(tokens)}
 	for path, data := range files {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return c, err

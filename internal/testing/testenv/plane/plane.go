@@ -13,9 +13,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -35,6 +38,20 @@ type Options struct {
 	Dir string
 	// StartTimeout bounds each wait for a component to answer; default 60s.
 	StartTimeout time.Duration
+	// ServingIPs and ServingNames are added to the serving certificate's
+	// 127.0.0.1 and localhost: the addresses pods of a cluster reach the
+	// API server by (internal/testing/cluster).
+	ServingIPs   []net.IP
+	ServingNames []string
+	// Users get a static token each (user name to groups), for the
+	// components of a cluster; UserConfig returns their configs.
+	Users map[string][]string
+	// APIServerArgs replace the kube-apiserver flags of the same name, or
+	// are added (name without dashes; an empty value is passed as "").
+	APIServerArgs map[string]string
+	// FlinkCRDsOnly installs the Flink test CRDs and not bg-gitops' own,
+	// for a test that installs bg-gitops as a user does.
+	FlinkCRDsOnly bool
 }
 
 // Plane is a running etcd + kube-apiserver.
@@ -47,10 +64,15 @@ type Plane struct {
 	Client client.Client
 	// Kubeconfig is the path of a kubeconfig file for the administrator.
 	Kubeconfig string
+	// ServingCert is the API server's certificate and its CA (PEM), what a
+	// client trusts; ServiceAccountKey signs service-account tokens.
+	ServingCert, ServiceAccountKey string
 
 	dir     string
 	timeout time.Duration
 	etcdURL string
+	opts    Options
+	tokens  map[string]string
 }
 
 // Start starts etcd and kube-apiserver on free 127.0.0.1 ports and
@@ -60,7 +82,7 @@ func Start(ctx context.Context, o Options) (p *Plane, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p = &Plane{dir: o.Dir, timeout: o.StartTimeout}
+	p = &Plane{dir: o.Dir, timeout: o.StartTimeout, opts: o}
 	if p.timeout == 0 {
 		p.timeout = 60 * time.Second
 	}
@@ -73,11 +95,12 @@ func Start(ctx context.Context, o Options) (p *Plane, err error) {
 	if err != nil {
 		return p, err
 	}
-	creds, err := writeCredentials(o.Dir, ports[2])
+	creds, err := writeCredentials(o.Dir, ports[2], o)
 	if err != nil {
 		return p, err
 	}
-	p.Config, p.Kubeconfig = creds.config, creds.kubeconfig
+	p.Config, p.Kubeconfig, p.tokens = creds.config, creds.kubeconfig, creds.users
+	p.ServingCert, p.ServiceAccountKey = creds.servingCert, creds.saKey
 	if err := p.startEtcd(bin, ports[0], ports[1]); err != nil {
 		return p, err
 	}
@@ -110,7 +133,7 @@ func (p *Plane) startAPIServer(ctx context.Context, bin string, port int, c cred
 	var err error
 	p.APIServer, err = process.Start(process.Spec{
 		Name: "kube-apiserver", Path: filepath.Join(bin, "kube-apiserver"), Log: filepath.Join(p.dir, "kube-apiserver.log"),
-		Args: []string{
+		Args: withArgs([]string{
 			"--etcd-servers", p.etcdURL,
 			"--bind-address", "127.0.0.1",
 			// No kubernetes Service endpoints to keep: nothing routes to it.
@@ -125,7 +148,7 @@ func (p *Plane) startAPIServer(ctx context.Context, bin string, port int, c cred
 			// As envtest: no controller-manager creates default accounts.
 			"--disable-admission-plugins", "ServiceAccount",
 			"--allow-privileged=true",
-		},
+		}, p.opts.APIServerArgs),
 	})
 	if err != nil {
 		return err
@@ -140,6 +163,9 @@ func (p *Plane) install() error {
 		return fmt.Errorf("client: %w", err)
 	}
 	crds, err := testenv.CRDs(true)
+	if p.opts.FlinkCRDsOnly {
+		crds, err = testenv.FlinkCRDs()
+	}
 	if err != nil {
 		return err
 	}
@@ -160,6 +186,45 @@ func (p *Plane) Stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// UserConfig is the config of a user of Options.Users (nil for another).
+func (p *Plane) UserConfig(name string) *rest.Config {
+	token, ok := p.tokens[name]
+	if !ok {
+		return nil
+	}
+	cfg := rest.AnonymousClientConfig(p.Config)
+	cfg.BearerToken = token
+	return cfg
+}
+
+// WriteKubeconfig writes a kubeconfig file for cfg (e.g. a UserConfig).
+func WriteKubeconfig(path string, cfg *rest.Config) error { return writeKubeconfig(path, cfg) }
+
+// withArgs replaces the flags of args named in extra, in place, and adds
+// the others, sorted.
+func withArgs(args []string, extra map[string]string) []string {
+	out := make([]string, 0, len(args)+2*len(extra))
+	for i := 0; i < len(args); i++ {
+		name, _, _ := strings.Cut(strings.TrimPrefix(args[i], "--"), "=")
+		if _, ok := extra[name]; ok {
+			if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+				i++ // its value
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	names := make([]string, 0, len(extra))
+	for name := range extra {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out = append(out, "--"+name+"="+extra[name])
+	}
+	return out
 }
 
 // ensureDir makes sure dir exists with private permissions.

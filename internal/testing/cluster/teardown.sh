@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Copyright 2026 The bg-gitops Authors.
+# Licensed under the Apache License, Version 2.0.
+#
+# teardown.sh DIR: undoes what the test cluster in DIR changed on the
+# machine, from what DIR/before recorded (see snapshot.go). The watchdog
+# runs it when Stop asks or when the test process died; it may run after
+# any step of Start, so every step tolerates what is not there.
+set -u
+W=$1
+B=$W/before
+log() { echo "teardown: $*"; }
+
+# 1. The components (already stopped by Stop; after a crash killed by
+#    their parent-death signal) and containerd's shims, by PID: every
+#    process whose command line names DIR (a component's config, data or
+#    socket is there; a shim's -address is containerd's socket), but this
+#    script and the watchdog.
+for i in 1 2 3 4 5; do
+	# [/]: the pattern does not match grep's own command line.
+	pids=$(grep -l -- "$W[/]" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | grep -vxF -e "$$" -e "$PPID")
+	[ -z "$pids" ] && break
+	for pid in $pids; do
+		log "kill $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)"
+		kill -9 "$pid" 2>/dev/null
+	done
+	sleep 0.2
+done
+
+# 2. The containers: every process in the kubepods cgroups.
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	pids=$(cat /sys/fs/cgroup/*/kubepods/cgroup.procs /sys/fs/cgroup/*/kubepods/*/cgroup.procs \
+		/sys/fs/cgroup/*/kubepods/*/*/cgroup.procs /sys/fs/cgroup/*/kubepods/*/*/*/cgroup.procs 2>/dev/null | sort -u)
+	[ -z "$pids" ] && break
+	kill -9 $pids 2>/dev/null
+	sleep 0.2
+done
+
+# 3. kube-proxy's rules.
+kp=$(cat "$B/kube-proxy" 2>/dev/null)
+[ -x "$kp" ] && "$kp" --cleanup >/dev/null 2>&1
+
+# 4. Mounts under DIR and the network namespaces containerd pinned in
+#    /run/netns, deepest first.
+awk '{print $5}' /proc/self/mountinfo | grep -E "^($W/|/run/netns/|/run/containerd/)" | sort -r | while read -r m; do
+	case "$m" in /run/netns/*) grep -qxF "$(basename "$m")" "$B/netns" 2>/dev/null && continue ;; esac
+	umount "$m" 2>/dev/null || umount -l "$m" || log "umount $m failed"
+done
+for n in /run/netns/*; do
+	[ -e "$n" ] || continue
+	grep -qxF "$(basename "$n")" "$B/netns" 2>/dev/null || rm -f "$n"
+done
+
+# 5. The bridge (the pods' veths went with their namespaces).
+[ -e "/sys/class/net/$(cat "$B/bridge")" ] && ip link del "$(cat "$B/bridge")"
+
+# 6. The kubelet's cgroups, depth first (none existed: Start checks).
+for h in /sys/fs/cgroup/*/kubepods; do
+	[ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null
+	[ -d "$h" ] && log "cgroup $h left"
+done
+
+# 7. iptables and ip6tables: the tables that existed as they were; the
+#    others emptied (iptables-nft cannot delete a table).
+for t in iptables ip6tables; do
+	[ -f "$B/$t" ] || continue
+	[ -s "$B/$t" ] && "$t-restore" <"$B/$t"
+	for table in $("$t-save" | sed -n 's/^\*//p'); do
+		grep -qx "\*$table" "$B/$t" && continue
+		"$t" -t "$table" -F && "$t" -t "$table" -X
+	done
+done
+
+# 8. sysctls, as they were.
+while read -r k v; do
+	[ -n "$k" ] && sysctl -q -w "$k=$v" >/dev/null
+done <"$B/sysctl"
+
+# 9. Directories outside DIR that containerd, runc, CNI or the kubelet
+#    created.
+while read -r p; do
+	[ -e "$p" ] && ! grep -qxF "$p" "$B/paths" && rm -rf "$p"
+done <"$B/watched"
+exit 0
