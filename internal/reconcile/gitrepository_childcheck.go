@@ -8,6 +8,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -54,8 +55,25 @@ func (t Tenancy) askChild(ctx context.Context, c client.Client, obj *unstructure
 	if err := t.flinkAccounts(spec); err != nil {
 		return "", apply.Rejected("its jobs may not run as that account", obj, err)
 	}
+	if err := t.checkParentIngresses(ctx, c, obj); err != nil {
+		return "", err
+	}
 	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))
 	return childVerdict(ctx, c, child, err)
+}
+
+// checkParentIngresses is parentIngresses for the object being applied:
+// a refusal rejects it, a failed access review is transient.
+func (t Tenancy) checkParentIngresses(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := fromMap(obj.Object, p); err != nil {
+		return apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
+	}
+	err := t.parentIngresses(ctx, c, p)
+	if ingressPolicyRefusal(err) || errors.Is(err, errInvalidIngress) {
+		return apply.Rejected(ingressReason(err)+": its FlinkDeployments' Ingress is not one the platform allows", obj, err)
+	}
+	return err
 }
 
 // CheckChild is checkChild for `bg-gitops diff --cluster`, which must not

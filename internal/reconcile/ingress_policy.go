@@ -41,11 +41,17 @@ type IngressPolicy struct {
 // checkHosts refuses an Ingress with a host outside HostPatterns: a rule
 // without host serves every host, so it is refused too.
 func (p IngressPolicy) checkHosts(ing *networkingv1.Ingress) error {
+	return p.checkHostList(ingressHosts(ing), ing.Name, ing.Namespace)
+}
+
+// checkHostList refuses a host outside HostPatterns, {{name}} and
+// {{namespace}} being name and namespace; "" is a rule without host.
+func (p IngressPolicy) checkHostList(hosts []string, name, namespace string) error {
 	if len(p.HostPatterns) == 0 {
 		return nil
 	}
-	for _, host := range ingressHosts(ing) {
-		if !p.hostAllowed(host, ing.Name, ing.Namespace) {
+	for _, host := range hosts {
+		if !p.hostAllowed(host, name, namespace) {
 			return fmt.Errorf("%w: %s is not a host this FlinkBlueGreenDeployment may use (--ingress-host-pattern: %s); the Ingress is not written",
 				errIngressHostNotAllowed, hostOrAny(host), strings.Join(p.HostPatterns, ","))
 		}
