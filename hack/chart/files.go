@@ -71,6 +71,20 @@ nodeSelector: {}
 tolerations: []
 affinity: {}
 
+receiver:
+  # Run the push webhook receiver in a Deployment of its own, as
+  # config/receiver does (and Flux's notification-controller): its pods,
+  # which face the internet, run no reconciler and hold no lease, and the
+  # controller's pods serve no webhook (--receiver-bind-address=0). Both run
+  # the image above; the Service bg-gitops-receiver follows the receiver.
+  separate: false
+  # The receiver's replicas (no leader election: each serves webhooks).
+  replicas: {{ .ReceiverReplicas }}
+  resources:
+{{ .ReceiverResources }}
+  # Appended to the receiver's arguments, e.g. - --receiver-rate-limit=5
+  extraArgs: []
+
 crds:
   # Install and upgrade the bggitops.dev CustomResourceDefinitions with the
   # release. helm uninstall leaves them (helm.sh/resource-policy: keep):
@@ -80,20 +94,33 @@ crds:
 `))
 
 func valuesYAML(v *values) ([]byte, error) {
-	res, err := yaml.Marshal(v.resources)
+	res, err := indentedYAML(v.resources, "  ")
 	if err != nil {
 		return nil, err
 	}
-	var indented strings.Builder
-	for _, l := range strings.SplitAfter(string(res), "\n") {
-		if l != "" {
-			indented.WriteString("  " + l)
-		}
+	recv, err := indentedYAML(v.receiver.resources, "    ")
+	if err != nil {
+		return nil, err
 	}
 	var b bytes.Buffer
 	err = valuesTemplate.Execute(&b, map[string]any{"Repository": v.repository, "PullPolicy": v.pullPolicy,
-		"Replicas": v.replicas, "Resources": indented.String()})
+		"Replicas": v.replicas, "Resources": res, "ReceiverReplicas": v.receiver.replicas, "ReceiverResources": strings.TrimSuffix(recv, "\n")})
 	return b.Bytes(), err
+}
+
+// indentedYAML is v as YAML, each line indented.
+func indentedYAML(v any, indent string) (string, error) {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	var indented strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if l != "" {
+			indented.WriteString(indent + l)
+		}
+	}
+	return indented.String(), nil
 }
 
 // generatedOnDisk lists the files of the chart this command wrote.

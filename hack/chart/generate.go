@@ -38,6 +38,9 @@ type values struct {
 	repository, tag, pullPolicy string
 	replicas                    int64
 	resources                   map[string]any
+	// receiver: the replicas and resources of config/receiver's
+	// receiver Deployment.
+	receiver *values
 }
 
 // generate returns the generated files of the chart, by path inside
@@ -51,32 +54,17 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := map[string][]byte{}
-	var v *values
-	for _, u := range objs {
-		if u.GetKind() == "Namespace" {
-			continue
-		}
-		u = u.DeepCopy()
-		if u.GetKind() == "Deployment" {
-			if v != nil {
-				return nil, fmt.Errorf("%s has a second Deployment, %s: the chart's values describe one", configPath, u.GetName())
-			}
-			if v, err = templateController(u); err != nil {
-				return nil, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
-			}
-		}
-		file, text, err := objectTemplate(u, ns)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
-		}
-		if _, dup := files[file]; dup {
-			return nil, fmt.Errorf("two objects make %s", file)
-		}
-		files[file] = text
+	sp, err := receiverSplit(root, objs)
+	if err != nil {
+		return nil, err
 	}
-	if v == nil {
-		return nil, fmt.Errorf("%s has no Deployment of the controller", configPath)
+	files := map[string][]byte{}
+	v, err := templateObjects(files, objs, ns, sp.actions)
+	if err != nil {
+		return nil, err
+	}
+	if v.receiver, err = templateReceiver(files, sp, ns); err != nil {
+		return nil, err
 	}
 	chart, err := chartYAML(v)
 	if err != nil {
@@ -87,6 +75,78 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// templateObjects adds the template of each object of config/default
+// (but its Namespace) to files and returns the values of its controller
+// Deployment.
+func templateObjects(files map[string][]byte, objs []*unstructured.Unstructured, ns string, actions map[string]string) (*values, error) {
+	var v *values
+	for _, u := range objs {
+		if u.GetKind() == "Namespace" {
+			continue
+		}
+		u = u.DeepCopy()
+		if u.GetKind() == "Deployment" {
+			if v != nil {
+				return nil, fmt.Errorf("%s has a second Deployment, %s: the chart's values describe one", configPath, u.GetName())
+			}
+			var err error
+			if v, err = templateDeployment(u, controllerTokens); err != nil {
+				return nil, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
+			}
+		}
+		if err := addTemplate(files, u, ns, actions, ""); err != nil {
+			return nil, err
+		}
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%s has no Deployment of the controller", configPath)
+	}
+	return v, nil
+}
+
+// templateReceiver adds the templates of the objects only config/receiver
+// has, rendered with receiver.separate, and returns the values of its
+// receiver Deployment.
+func templateReceiver(files map[string][]byte, sp *split, ns string) (*values, error) {
+	var v *values
+	for _, u := range sp.added {
+		u = u.DeepCopy()
+		if u.GetKind() == "Deployment" {
+			if v != nil {
+				return nil, fmt.Errorf("%s has a second Deployment of its own, %s: the chart's values describe one", receiverPath, u.GetName())
+			}
+			var err error
+			if v, err = templateDeployment(u, receiverTokens); err != nil {
+				return nil, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
+			}
+		}
+		if err := addTemplate(files, u, ns, sp.actions, separateIf); err != nil {
+			return nil, err
+		}
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%s adds no Deployment of the receiver", receiverPath)
+	}
+	return v, nil
+}
+
+// addTemplate adds u's template to files, rendered only when cond (an
+// "if" action) holds, when cond is set.
+func addTemplate(files map[string][]byte, u *unstructured.Unstructured, ns string, actions map[string]string, cond string) error {
+	file, text, err := objectTemplate(u, ns, actions)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	if _, dup := files[file]; dup {
+		return fmt.Errorf("two objects make %s", file)
+	}
+	if cond != "" {
+		text = []byte(header + cond + strings.TrimPrefix(string(text), header) + "{{- end }}\n")
+	}
+	files[file] = text
+	return nil
 }
 
 // installNamespace is the namespace config/default installs into: its one
@@ -108,7 +168,7 @@ func installNamespace(objs []*unstructured.Unstructured) (string, error) {
 // objectTemplate returns the template file of u: its labels gain the
 // chart's, the install namespace becomes the release's, and a
 // CustomResourceDefinition is kept on uninstall and can be left out.
-func objectTemplate(u *unstructured.Unstructured, ns string) (string, []byte, error) {
+func objectTemplate(u *unstructured.Unstructured, ns string, actions map[string]string) (string, []byte, error) {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -149,7 +209,7 @@ func objectTemplate(u *unstructured.Unstructured, ns string) (string, []byte, er
 	if err != nil {
 		return "", nil, err
 	}
-	text, err := expand(string(data))
+	text, err := expand(string(data), actions)
 	if err != nil {
 		return "", nil, err
 	}
@@ -168,17 +228,28 @@ func objectTemplate(u *unstructured.Unstructured, ns string) (string, []byte, er
 // makes values (rendered only when set).
 var podValues = []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity"}
 
-// templateController turns the controller's replicas, image, pull policy
+// deploymentTokens name the values of a Deployment of the chart: its
+// container, and the tokens of its replicas, resources and extra
+// arguments.
+type deploymentTokens struct{ container, replicas, resources, extraArgs string }
+
+var (
+	controllerTokens = deploymentTokens{"controller", "replicas", "resources", "extraArgs"}
+	receiverTokens   = deploymentTokens{"receiver", "receiverReplicas", "receiverResources", "receiverExtraArgs"}
+)
+
+// templateDeployment turns a Deployment's replicas, image, pull policy
 // and resources into values, adds the pod values and the extra arguments,
-// and returns the defaults: what config/default sets.
-func templateController(u *unstructured.Unstructured) (*values, error) {
+// and returns the defaults: what config/default (or config/receiver)
+// sets.
+func templateDeployment(u *unstructured.Unstructured, tk deploymentTokens) (*values, error) {
 	v := &values{}
 	replicas, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
 	if err != nil || !found {
 		return nil, fmt.Errorf("spec.replicas: set it (found %v, %v)", found, err)
 	}
 	v.replicas = replicas
-	if err := unstructured.SetNestedField(u.Object, token("replicas"), "spec", "replicas"); err != nil {
+	if err := unstructured.SetNestedField(u.Object, token(tk.replicas), "spec", "replicas"); err != nil {
 		return nil, err
 	}
 	pod, _, _ := unstructured.NestedMap(u.Object, "spec", "template", "spec")
@@ -191,12 +262,12 @@ func templateController(u *unstructured.Unstructured) (*values, error) {
 	containers, _, _ := unstructured.NestedSlice(pod, "containers")
 	var c map[string]any
 	for _, x := range containers {
-		if m, ok := x.(map[string]any); ok && m["name"] == "controller" {
+		if m, ok := x.(map[string]any); ok && m["name"] == tk.container {
 			c = m
 		}
 	}
 	if c == nil {
-		return nil, fmt.Errorf("no container named controller")
+		return nil, fmt.Errorf("no container named %s", tk.container)
 	}
 	image, _ := c["image"].(string)
 	if strings.Contains(image, "@") {
@@ -208,14 +279,14 @@ func templateController(u *unstructured.Unstructured) (*values, error) {
 	}
 	v.repository, v.tag = image[:i], image[i+1:]
 	if v.pullPolicy, _ = c["imagePullPolicy"].(string); v.pullPolicy == "" {
-		return nil, fmt.Errorf("the controller container sets no imagePullPolicy")
+		return nil, fmt.Errorf("the %s container sets no imagePullPolicy", tk.container)
 	}
 	if v.resources, _ = c["resources"].(map[string]any); v.resources == nil {
-		return nil, fmt.Errorf("the controller container sets no resources")
+		return nil, fmt.Errorf("the %s container sets no resources", tk.container)
 	}
 	args, _ := c["args"].([]any)
-	c["args"] = append(args, token("extraArgs"))
-	c["image"], c["imagePullPolicy"], c["resources"] = token("image"), token("pullPolicy"), token("resources")
+	c["args"] = append(args, token(tk.extraArgs))
+	c["image"], c["imagePullPolicy"], c["resources"] = token("image"), token("pullPolicy"), token(tk.resources)
 	if err := unstructured.SetNestedSlice(pod, containers, "containers"); err != nil {
 		return nil, err
 	}

@@ -13,7 +13,10 @@ Licensed under the Apache License, Version 2.0.
 // the controller's resources and a few pod settings are values. It writes
 // Chart.yaml (appVersion: the image tag of config/default) and values.yaml
 // too; templates/_helpers.tpl, templates/NOTES.txt and README.md are
-// written by hand.
+// written by hand. It renders config/receiver too: what only it has (the
+// receiver's Deployment) is rendered with receiver.separate, and the
+// strings it sets otherwise in config/default's objects choose between
+// the two by that value.
 //
 //	go run ./hack/chart [-root DIR] [-check]
 //

@@ -92,11 +92,11 @@ spec:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 `
-	got, err := expand(in)
+	got, err := expand(in, nil)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 
-	_, err = expand("  hostNetwork: __helm_hostNetwork__\n")
+	_, err = expand("  hostNetwork: __helm_hostNetwork__\n", nil)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "no template action"), err)
 }

@@ -56,7 +56,7 @@ func (c *controllerDeployment) flag(name string) (string, bool) {
 
 // boolFlags are the controller's boolean flags the checks read: given
 // bare, the next argument is not their value.
-var boolFlags = map[string]bool{"--leader-elect": true}
+var boolFlags = map[string]bool{"--leader-elect": true, "--receiver-only": true}
 
 func newControllerDeployment(d *appsv1.Deployment) *controllerDeployment {
 	c := &controllerDeployment{d: d, args: map[string]string{}}
@@ -194,7 +194,7 @@ func (k *checker) receiver(ctx context.Context) []checkLine {
 	for _, c := range k.controllers {
 		v, _ := c.flag("receiver-bind-address")
 		if v == "0" {
-			lines = append(lines, passed("receiver of %s/%s: off (--receiver-bind-address=0): no push webhooks", c.d.Namespace, c.d.Name))
+			lines = append(lines, k.splitReceiverLine(ctx, c))
 			continue
 		}
 		if loopback(v) {
@@ -204,6 +204,45 @@ func (k *checker) receiver(ctx context.Context) []checkLine {
 		lines = append(lines, k.receiverLine(ctx, c))
 	}
 	return lines
+}
+
+// splitReceiverLine is the receiver line of a controller that serves no
+// webhook: a Deployment of its namespace that runs the receiver alone
+// (`controller --receiver-only`, config/receiver, the chart's
+// receiver.separate) serves them, behind the same Service; without one
+// there are no push webhooks.
+func (k *checker) splitReceiverLine(ctx context.Context, c *controllerDeployment) checkLine {
+	r, err := k.receiverOnly(ctx, c.d.Namespace)
+	switch {
+	case err != nil:
+		return cannotTell("receiver", err)
+	case r == nil:
+		return passed("receiver of %s/%s: off (--receiver-bind-address=0): no push webhooks", c.d.Namespace, c.d.Name)
+	}
+	line := k.receiverLine(ctx, c)
+	line.text = fmt.Sprintf("%s (served by Deployment %s/%s, --receiver-only: %s)", line.text, r.d.Namespace, r.d.Name, availability(r.d))
+	return line
+}
+
+// receiverOnly is the Deployment of namespace ns whose container runs
+// `controller --receiver-only`; nil when there is none.
+func (k *checker) receiverOnly(ctx context.Context, ns string) (*controllerDeployment, error) {
+	list := &appsv1.DeploymentList{}
+	if err := k.c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list deployments: %w", err)
+	}
+	for i := range list.Items {
+		d := &list.Items[i]
+		for _, ct := range d.Spec.Template.Spec.Containers {
+			r := newControllerDeployment(&appsv1.Deployment{ObjectMeta: d.ObjectMeta, Status: d.Status,
+				Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{ct}}}}})
+			if v, ok := r.flag("receiver-only"); ok && v != "false" {
+				r.d = d
+				return r, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 func (k *checker) receiverLine(ctx context.Context, c *controllerDeployment) checkLine {

@@ -24,7 +24,14 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"bggitops.dev/bg-gitops/internal/scheme"
 )
 
 func TestParseWatched(t *testing.T) {
@@ -206,5 +213,43 @@ func TestLoopbackReceiverIsAskedDirectly(t *testing.T) {
 		require.Len(t, lines, 1)
 		assert.Equal(t, tc.want, lines[0].state, "%s: %s", tc.addr, lines[0].text)
 		assert.Contains(t, lines[0].text, "listens on "+tc.addr+" only")
+	}
+}
+
+// TestSplitReceiverIsRecognised: a controller that serves no webhook
+// (--receiver-bind-address=0) beside a Deployment that runs
+// `controller --receiver-only` (config/receiver, the chart's
+// receiver.separate) has its receiver there, behind the Service; without
+// that Deployment there are no push webhooks.
+func TestSplitReceiverIsRecognised(t *testing.T) {
+	const ns = "bg-gitops-system"
+	ctl := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bg-gitops-controller"}}
+	ctl.Spec.Template.Spec.Containers = []corev1.Container{{Name: "controller", Args: []string{"controller", "--receiver-bind-address=0"}}}
+	recv := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bg-gitops-receiver"}}
+	recv.Spec.Template.Spec.Containers = []corev1.Container{{Name: "receiver", Args: []string{"controller", "--receiver-only", "--receiver-bind-address=:9292"}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: receiverService}}
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: receiverService + "-1",
+		Labels: map[string]string{discoveryv1.LabelServiceName: receiverService}}, AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}}
+
+	for _, tc := range []struct {
+		name string
+		objs []client.Object
+		want string
+	}{
+		{"split", []client.Object{ctl.DeepCopy(), recv, svc, slice}, "has 1 ready endpoint(s)"},
+		{"off", []client.Object{ctl.DeepCopy()}, "off (--receiver-bind-address=0): no push webhooks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(tc.objs...).Build()
+			k := &checker{c: c, controllers: []*controllerDeployment{newControllerDeployment(ctl)}}
+			lines := k.receiver(context.Background())
+			require.Len(t, lines, 1)
+			assert.Equal(t, checkOK, lines[0].state, lines[0].text)
+			assert.Contains(t, lines[0].text, tc.want)
+			if tc.name == "split" {
+				assert.Contains(t, lines[0].text, "served by Deployment "+ns+"/bg-gitops-receiver, --receiver-only")
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,6 +48,7 @@ type controllerFlags struct {
 	renderWorker           worker.Pool
 	maxCacheBytes          int64
 	concurrentPerNamespace int
+	forgeBudget            time.Duration
 	keepSnapshots          int
 	git                    source.Limits
 	allowFileURLs          bool
@@ -70,8 +72,10 @@ type controllerFlags struct {
 // acts for every host the Ingress controller serves.
 var defaultIngressAnnotations = []string{"nginx.ingress.kubernetes.io/rewrite-target", "nginx.ingress.kubernetes.io/use-regex"}
 
-func newControllerCommand() *cobra.Command {
-	f := &controllerFlags{}
+func newControllerCommand() *cobra.Command { return controllerCommand(&controllerFlags{}) }
+
+// controllerCommand is the controller command, its flags parsed into f.
+func controllerCommand(f *controllerFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the controllers, the webhook receiver, metrics and health probes",
@@ -103,6 +107,7 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	fl.StringVar(&f.leaderElectionNS, "leader-election-namespace", "", "namespace of the leader election Lease (required outside a cluster)")
 	fl.IntVar(&f.concurrent, "concurrent", 4, "reconciles running at once per kind")
+	fl.DurationVar(&f.forgeBudget, "forge-budget-per-namespace", reconcile.DefaultForgeBudget, "time the forges of one namespace may hold workers for commit-status calls in every minute (10s per call at most); past it that namespace's statuses wait for the next minute; negative: no limit")
 	fl.IntVar(&f.concurrentPerNamespace, "concurrent-per-namespace", 0, "reconciles of one namespace running at once, per kind (a fetch or a forge that hangs holds a worker); a namespace holding one never takes the last free worker; 0: all of --concurrent but one, negative: no limit")
 	fl.IntVar(&f.keepSnapshots, "keep-snapshots", bluegreen.DefaultKeepSnapshots, "finished FlinkStateSnapshots bg-gitops created that are kept per FlinkBlueGreenDeployment, newest first, besides those a job restored from or a rollout uses; older ones are deleted (their savepoints are not); 0: keep every one")
 	fl.StringVar(&f.watchLabelSelector, "watch-label-selector", "", "reconcile only GitRepositories and FlinkBlueGreenDeployments with these labels (sharding)")
@@ -121,8 +126,8 @@ func newControllerCommand() *cobra.Command {
 	fl.BoolVar(&f.tenancy.RequireServiceAccount, "require-service-account", false, "refuse GitRepositories without spec.serviceAccountName when no --default-service-account is set (never apply with the controller's identity)")
 	fl.StringSliceVar(&f.tenancy.ApplierAccounts, "allowed-applier-accounts", []string{"bg-gitops-applier"}, "ServiceAccounts a GitRepository may name in spec.serviceAccountName (besides --default-service-account; * for any): any other account of its namespace is refused")
 	fl.StringSliceVar(&f.tenancy.FlinkAccounts, "allowed-flink-accounts", []string{"flink"}, "ServiceAccounts the jobs of a FlinkBlueGreenDeployment may run as (spec.template.spec.serviceAccount; empty, the namespace's default account, is allowed; * for any)")
-	fl.StringSliceVar(&f.tenancy.Ingress.HostPatterns, "ingress-host-pattern", nil, "hosts the Ingress of a FlinkBlueGreenDeployment may use (spec.ingress.template and tls), e.g. {{namespace}}.apps.example.com; {{name}} and {{namespace}} are the FlinkBlueGreenDeployment's, * is one DNS label; several comma-separated; empty: any host (set it wherever tenants share an Ingress controller)")
-	fl.StringSliceVar(&f.tenancy.Ingress.Annotations, "ingress-annotations", defaultIngressAnnotations, "annotations of spec.ingress written on the Ingress (keys; a key ending in / allows a prefix; * for any, empty for none); the others are dropped with a warning event")
+	fl.StringSliceVar(&f.tenancy.Ingress.HostPatterns, "ingress-host-pattern", nil, "hosts the Ingress of a FlinkBlueGreenDeployment (spec.ingress.template and tls) and those of its FlinkDeployments (spec.template.spec.ingress, as the Flink operator fills it in) may use, e.g. {{namespace}}.apps.example.com; {{name}} and {{namespace}} are the FlinkBlueGreenDeployment's, * is one DNS label; several comma-separated; empty: any host (set it wherever tenants share an Ingress controller)")
+	fl.StringSliceVar(&f.tenancy.Ingress.Annotations, "ingress-annotations", defaultIngressAnnotations, "annotations of spec.ingress written on the Ingress (keys; a key ending in / allows a prefix; * for any, empty for none); the others are dropped with a warning event; a FlinkDeployment's spec.template.spec.ingress with another is refused")
 	fl.StringSliceVar(&f.tenancy.ClusterWideNamespaces, "cluster-wide-namespaces", nil, "namespaces whose GitRepositories may apply into other namespaces and cluster-scoped objects (* for all); any other GitRepository writes only namespaced objects of its own namespace")
 	fl.IntVar(&f.render.MaxObjects, "render-max-objects", render.DefaultMaxObjects, "most objects one kustomize build may render; negative: no limit")
 	fl.Var(newQuantity(&f.renderWorker.MaxMemory, worker.DefaultMaxMemory), "render-max-memory", "memory of the worker process that runs one git fetch or kustomize build (its data segment, RLIMIT_DATA); a fetch or build past it fails and nothing else does. Linux only")
@@ -168,21 +173,7 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		ProbeAddr: f.probeAddr, PprofAddr: f.pprofAddr,
 		LeaderElect: f.leaderElect, LeaderElectionNamespace: f.leaderElectionNS,
 		Concurrent: f.concurrent, WatchLabelSelector: selector, ReceiverOnly: f.receiverOnly,
-		Reconcile: reconcile.Options{
-			ReceiverAddress:        f.receiverAddr,
-			ReceiverExternalURL:    f.receiverExternalURL,
-			ReceiverLimits:         f.receiverLimits,
-			Render:                 f.render,
-			RenderWorker:           renderWorker(f),
-			AllowFileURLs:          f.allowFileURLs,
-			AllowInsecureHTTP:      f.allowInsecureHTTP,
-			GitLimits:              f.git,
-			Tenancy:                f.tenancy,
-			CacheDir:               f.cacheDir,
-			MaxCacheBytes:          f.maxCacheBytes,
-			ConcurrentPerNamespace: f.concurrentPerNamespace,
-			KeepSnapshots:          f.keepSnapshots,
-		},
+		Reconcile: f.reconcileOptions(),
 	}
 	if f.qpsSet {
 		o.QPS = &f.qps
@@ -191,6 +182,26 @@ func newManager(f *controllerFlags) (ctrl.Manager, error) {
 		o.Burst = &f.burst
 	}
 	return manager.New(cfg, o)
+}
+
+// reconcileOptions are the reconcilers' options as the flags set them.
+func (f *controllerFlags) reconcileOptions() reconcile.Options {
+	return reconcile.Options{
+		ReceiverAddress:        f.receiverAddr,
+		ReceiverExternalURL:    f.receiverExternalURL,
+		ReceiverLimits:         f.receiverLimits,
+		Render:                 f.render,
+		RenderWorker:           renderWorker(f),
+		AllowFileURLs:          f.allowFileURLs,
+		AllowInsecureHTTP:      f.allowInsecureHTTP,
+		GitLimits:              f.git,
+		Tenancy:                f.tenancy,
+		CacheDir:               f.cacheDir,
+		MaxCacheBytes:          f.maxCacheBytes,
+		ConcurrentPerNamespace: f.concurrentPerNamespace,
+		ForgeBudget:            f.forgeBudget,
+		KeepSnapshots:          f.keepSnapshots,
+	}
 }
 
 // renderWorker is the pool of render workers, on Linux; elsewhere builds

@@ -541,7 +541,11 @@ func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlue
 			// Refused as the API server refuses a child: the rollout fails.
 			return apierrors.NewForbidden(v1alpha1.FlinkDeploymentGVK.GroupVersion().WithResource("flinkdeployments").GroupResource(), a.Child.Name, err)
 		}
-		if seen := in.Observed(a.Child.Name); seen != nil {
+		seen := in.Observed(a.Child.Name)
+		if err := r.checkChildIngress(ctx, c, p, a.Child, seen); err != nil {
+			return err
+		}
+		if seen != nil {
 			obj.SetResourceVersion(seen.ResourceVersion)
 		}
 		return objects.Apply(ctx, c, obj)

@@ -299,6 +299,10 @@ func ingressReason(err error) string {
 		return "InvalidIngress"
 	case errors.Is(err, errIngressHostNotAllowed):
 		return "IngressHostNotAllowed"
+	case errors.Is(err, errIngressAnnotationsNotAllowed):
+		return "IngressAnnotationsNotAllowed"
+	case errors.Is(err, errIngressNotGranted):
+		return "IngressNotAllowed"
 	case apierrors.IsForbidden(err), apierrors.IsInvalid(err):
 		return "IngressRejected"
 	}

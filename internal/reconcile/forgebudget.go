@@ -22,9 +22,12 @@ import (
 // worker for forgeTimeout at each try, and without a bound a tenant with
 // as many objects as workers would stop every other tenant's rollouts
 // (the FlinkBlueGreenDeployment workers run all of them).
+// --forge-budget-per-namespace (Options.ForgeBudget) sets the budget.
 const (
 	forgeBudgetWindow    = time.Minute
 	forgeBudgetPerWindow = 2 * forgeTimeout
+	// DefaultForgeBudget is the default of --forge-budget-per-namespace.
+	DefaultForgeBudget = forgeBudgetPerWindow
 )
 
 // forgeBudget counts the time spent in forge calls per namespace (the

@@ -102,3 +102,15 @@ func TestForgeBudgetIsRenewedEachWindow(t *testing.T) {
 	_, err = none.allow("a", start)
 	assert.NoError(t, err, "no budget bounds nothing")
 }
+
+// TestForgeBudgetOptionSetsTheBudget: Options.ForgeBudget
+// (--forge-budget-per-namespace) is each namespace's forge time per
+// minute; 0 takes the default, a negative one bounds nothing.
+func TestForgeBudgetOptionSetsTheBudget(t *testing.T) {
+	b := Options{ForgeBudget: 45 * time.Second}.forgeBudget()
+	require.NotNil(t, b)
+	assert.Equal(t, 45*time.Second, b.per)
+	assert.Equal(t, time.Minute, b.window)
+	assert.Equal(t, DefaultForgeBudget, Options{}.forgeBudget().per)
+	assert.Nil(t, Options{ForgeBudget: -1}.forgeBudget())
+}

@@ -108,7 +108,11 @@ func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev s
 // server rejects are a property of the revision, which waits for the next.
 func applyFailure(err error) error {
 	if len(apply.ObjectErrors(err)) > 0 {
-		return waitingFailure(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed, nothing was changed: %w", err))
+		reason := "ApplyFailed"
+		if ingressPolicyRefusal(err) {
+			reason = ingressReason(err)
+		}
+		return waitingFailure(v1alpha1.ApplyFailedCondition, reason, fmt.Errorf("apply failed, nothing was changed: %w", err))
 	}
 	return failed(v1alpha1.ApplyFailedCondition, "ApplyFailed", fmt.Errorf("apply failed: %w", err))
 }

@@ -12,6 +12,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -58,8 +59,38 @@ func (t Tenancy) askChild(ctx context.Context, c client.Client, obj *unstructure
 	if err := t.flinkAccounts(spec); err != nil {
 		return "", apply.Rejected("its jobs may not run as that account", obj, err)
 	}
+	p, err := parentOf(obj)
+	if err != nil {
+		return "", err
+	}
+	if err := ingressVerdict(obj, t.parentIngresses(p)); err != nil {
+		return "", err
+	}
 	err = c.Create(ctx, child, client.DryRunAll, client.FieldOwner(objects.FieldManager))
-	return childVerdict(ctx, c, child, err)
+	unasked, err = childVerdict(ctx, c, child, err)
+	if unasked != "" || err != nil {
+		// (A namespace created by the same apply has no opt-in yet:
+		// the check before a child is written asks.)
+		return unasked, err
+	}
+	return "", ingressVerdict(obj, mayWriteIngresses(ctx, c, p.Spec.Template.Spec.Ingress, p.Namespace))
+}
+
+func parentOf(obj *unstructured.Unstructured) (*v1alpha1.FlinkBlueGreenDeployment, error) {
+	p := &v1alpha1.FlinkBlueGreenDeployment{}
+	if err := fromMap(obj.Object, p); err != nil {
+		return nil, apply.Rejected("its FlinkDeployment child cannot be built", obj, err)
+	}
+	return p, nil
+}
+
+// ingressVerdict rejects obj for a refusal of the platform's Ingress
+// rules; a failed access review stays transient.
+func ingressVerdict(obj *unstructured.Unstructured, err error) error {
+	if ingressPolicyRefusal(err) || errors.Is(err, errInvalidIngress) {
+		return apply.Rejected(ingressReason(err)+": its FlinkDeployments' Ingress is not one the platform allows", obj, err)
+	}
+	return err
 }
 
 // CheckChild is checkChild for `bg-gitops diff --cluster`, which must not

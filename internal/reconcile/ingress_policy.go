@@ -52,11 +52,17 @@ type IngressPolicy struct {
 // without hosts is the Ingress controller's wildcard host, so they are
 // refused too.
 func (p IngressPolicy) checkHosts(ing *networkingv1.Ingress) error {
+	return p.checkHostList(ingressHosts(ing), ing.Name, ing.Namespace)
+}
+
+// checkHostList refuses a host outside HostPatterns, {{name}} and
+// {{namespace}} being name and namespace; "" is a rule without host.
+func (p IngressPolicy) checkHostList(hosts []string, name, namespace string) error {
 	if len(p.HostPatterns) == 0 {
 		return nil
 	}
-	for _, host := range ingressHosts(ing) {
-		if !p.hostAllowed(host, ing.Name, ing.Namespace) {
+	for _, host := range hosts {
+		if !p.hostAllowed(host, name, namespace) {
 			return fmt.Errorf("%w: %s is not a host this Ingress may use (--ingress-host-pattern: %s); the Ingress is not written",
 				errIngressHostNotAllowed, hostOrAny(host), strings.Join(p.HostPatterns, ","))
 		}

@@ -251,12 +251,22 @@ func TestSecretGeneratorLiteralNeverShown(t *testing.T) {
 // not use ("node contents: [value]"); the value appears in no condition
 // or event.
 func TestPlainSecretValueInAFailedBuildNeverShown(t *testing.T) {
+	plainSecretNeverShown(t, "secret.yaml")
+}
+
+// TestPlainSecretValueInAFileOfAnyNameNeverShown: the same when the
+// kustomization names the Secret's file by another name than .yaml.
+func TestPlainSecretValueInAFileOfAnyNameNeverShown(t *testing.T) {
+	plainSecretNeverShown(t, "secret.txt")
+}
+
+func plainSecretNeverShown(t *testing.T, file string) {
 	ns := newNamespace(t)
 	startController(t, ns)
 	f := newGitFixture(t, ns)
 	f.push(map[string]string{
-		"kustomization.yaml": "resources: [secret.yaml]\nlabels:\n- pairs: {team: a}\n  fields:\n  - {path: stringData, kind: Secret, create: true}\n",
-		"secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: [Pl41n-S3cret-Value]\n",
+		"kustomization.yaml": "resources: [" + file + "]\nlabels:\n- pairs: {team: a}\n  fields:\n  - {path: stringData, kind: Secret, create: true}\n",
+		file:                 "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: [Pl41n-S3cret-Value]\n",
 	})
 	f.create("s3cr3t-pass")
 	t.Cleanup(func() {

@@ -102,11 +102,26 @@ type Options struct {
 	// (kube.LeaseFence), so that a leader paused past its lease posts
 	// nothing the new leader posts too, and sends no request after it.
 	Fence func(context.Context) (time.Time, error)
+	// ForgeBudget is the time the forges of one namespace may hold workers
+	// for commit-status calls in every minute (--forge-budget-per-namespace);
+	// 0 takes forgeBudgetPerWindow, negative is no budget. See forgeBudget.
+	ForgeBudget time.Duration
 	// KeepSnapshots is how many finished FlinkStateSnapshots bg-gitops
 	// created for each FlinkBlueGreenDeployment it keeps beyond those
 	// still in use (--keep-snapshots, default
 	// bluegreen.DefaultKeepSnapshots); 0 or less keeps every one.
 	KeepSnapshots int
+}
+
+// forgeBudget is the budget of ForgeBudget; nil bounds nothing.
+func (o Options) forgeBudget() *forgeBudget {
+	switch {
+	case o.ForgeBudget < 0:
+		return nil
+	case o.ForgeBudget == 0:
+		return newForgeBudget(forgeBudgetPerWindow, forgeBudgetWindow)
+	}
+	return newForgeBudget(o.ForgeBudget, forgeBudgetWindow)
 }
 
 func (o Options) flinkPoll() time.Duration {
@@ -159,7 +174,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	reg := redact.NewRegistry()
 	reporter := &CommitStatusReporter{Client: secretReading(mgr, reg), APIReader: mgr.GetAPIReader(), HTTP: o.HTTPClient,
 		AllowInsecureHTTP: o.AllowInsecureHTTP, Fence: o.Fence, Redact: reg, Applying: &Applying{},
-		Budget: newForgeBudget(forgeBudgetPerWindow, forgeBudgetWindow)}
+		Budget: o.forgeBudget()}
 	gitRepos, err := setupGitRepository(mgr, o, applier, reporter)
 	if err != nil {
 		return err

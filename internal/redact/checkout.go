@@ -112,7 +112,7 @@ func generatorValues(root string) *collector {
 		case isManifest(d.Name()):
 			return sc.manifest(path)
 		}
-		return nil
+		return sc.otherFile(path)
 	})
 	if err != nil {
 		c.overflow()
@@ -242,14 +242,24 @@ func (sc *checkoutScan) read(path string) ([]byte, error) {
 	return data, err
 }
 
+// resolveInside is path with symbolic links resolved, when it resolves
+// inside root.
+func resolveInside(root, path string) (string, bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return real, true
+}
+
 // readInside reads a regular file at path that resolves inside root, nil
 // when it does not; errScanBound when it is larger than room.
 func readInside(root, path string, room int) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, nil
-	}
-	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	real, ok := resolveInside(root, path)
+	if !ok {
 		return nil, nil
 	}
 	f, err := os.Open(real)

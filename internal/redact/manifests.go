@@ -12,7 +12,9 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"io"
 	"iter"
+	"os"
 	"path/filepath"
 	"regexp"
 
@@ -20,14 +22,48 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// isManifest: a file kustomize may read as resources, patches or
-// components.
+// isManifest: a file named as kustomize's own resources, patches and
+// components are. A kustomization may name a file of any other name
+// (resources: [secret.txt]): see otherFile.
 func isManifest(name string) bool {
 	switch filepath.Ext(name) {
 	case ".yaml", ".yml", ".json":
 		return true
 	}
 	return false
+}
+
+// otherFile is manifest for a file of another name, which kustomize
+// reads as a manifest when a kustomization names it. One larger than
+// maxScannedFileBytes, or binary (binaryFile), is skipped rather than a
+// bound hit: a checkout's images and archives are no manifests anyone
+// writes, and must not withhold every message.
+func (sc *checkoutScan) otherFile(path string) error {
+	real, ok := resolveInside(sc.root, path)
+	if !ok {
+		return nil
+	}
+	fi, err := os.Stat(real)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScannedFileBytes || binaryFile(real) {
+		return nil
+	}
+	return sc.manifest(real)
+}
+
+// binaryFile reports a NUL in the first 8000 bytes of the file at path
+// (git's test), unless it starts with a UTF-16 byte order mark: YAML
+// allows no NUL otherwise, so kustomize reads no object from it.
+func binaryFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head := make([]byte, 8000)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	utf16 := bytes.HasPrefix(head, []byte{0xff, 0xfe}) || bytes.HasPrefix(head, []byte{0xfe, 0xff})
+	return !utf16 && bytes.IndexByte(head, 0) >= 0
 }
 
 // secretKind matches a kind of Secret as YAML (block or flow, plain or

@@ -7,9 +7,13 @@ Licensed under the Apache License, Version 2.0.
 package redact
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPlainSecretValuesOfTheCheckoutAreKnownAfterAFailedBuild: the values
@@ -76,4 +80,34 @@ func TestSecretKeysAreNotScrubbed(t *testing.T) {
 	s := scrubberOf(generatorValues(root))
 	assert.Equal(t, "a "+Redacted+" b", s.Scrub("a Key-Test-Value b"))
 	assert.Equal(t, "check the password", s.Scrub("check the password"))
+}
+
+// TestSecretInAFileOfAnyNameIsKnownAfterAFailedBuild: a kustomization may
+// name a manifest of any name (resources: [secret.txt]), so a plain
+// Secret's values are scrubbed whatever its file is called; binary files,
+// files over the size a Secret can have, and links out of the checkout
+// are skipped without withholding the messages.
+func TestSecretInAFileOfAnyNameIsKnownAfterAFailedBuild(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	secret := func(v string) string {
+		return "apiVersion: v1\nkind: Secret\nmetadata: {name: db}\nstringData: {password: " + v + "}\n"
+	}
+	writeFiles(t, root, map[string]string{
+		"kustomization.yaml": "resources: [secret.txt, base/creds, missing.yaml]\n",
+		"secret.txt":         secret("Txt-S3cret-Value"),
+		"base/creds":         secret("No-Ext-S3cret-Value"),
+		"image.png":          "\x89PNG\r\n\x1a\n\x00\x00" + secret("Binary-Value"),
+		"big.txt":            strings.Repeat("#", maxScannedFileBytes) + "\n" + secret("Big-Value"),
+	})
+	writeFiles(t, outside, map[string]string{"s.txt": secret("Outside-Value")})
+	require.NoError(t, os.Symlink(filepath.Join(outside, "s.txt"), filepath.Join(root, "link.txt")))
+	c := generatorValues(root)
+	require.False(t, c.over, "skipped files are no bound hit")
+	s := scrubberOf(c)
+	for _, v := range []string{"Txt-S3cret-Value", "No-Ext-S3cret-Value"} {
+		assert.Equal(t, "a "+Redacted+" b", s.Scrub("a "+v+" b"), v)
+	}
+	for _, v := range []string{"Binary-Value", "Big-Value", "Outside-Value"} {
+		assert.Equal(t, v, s.Scrub(v), "not read: "+v)
+	}
 }

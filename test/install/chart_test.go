@@ -22,9 +22,42 @@ import (
 // object carries the chart's three labels, and the CRDs carry
 // helm.sh/resource-policy: keep.
 func TestChartRendersConfigDefault(t *testing.T) {
-	got := helmTemplate(t, installNamespace)
+	assertChartRenders(t, configDefault(t), helmTemplate(t, installNamespace))
+}
+
+// TestChartRendersConfigReceiverWhenSeparate: with receiver.separate the
+// chart renders exactly the objects of config/receiver (the receiver in a
+// Deployment of its own, the controller serving no webhook, the Service
+// following the receiver), with the same differences by design.
+func TestChartRendersConfigReceiverWhenSeparate(t *testing.T) {
+	assertChartRenders(t, configDir(t, "config/receiver"), helmTemplate(t, installNamespace, "receiver.separate=true"))
+}
+
+// TestChartReceiverValues: the receiver's replicas, resources and extra
+// arguments are values of their own; the image and pod settings are the
+// controller's.
+func TestChartReceiverValues(t *testing.T) {
+	objs := helmTemplate(t, installNamespace, "receiver.separate=true", "receiver.replicas=3",
+		"receiver.extraArgs={--receiver-rate-limit=5}", "receiver.resources.limits.memory=512Mi",
+		"image.tag=v9.9.9", "nodeSelector.pool=edge")
+	d := find(t, objs, "Deployment", "bg-gitops-receiver")
+	replicas, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
+	assert.Equal(t, int64(3), replicas)
+	pod, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec")
+	assert.Equal(t, map[string]any{"pool": "edge"}, pod["nodeSelector"])
+	c := pod["containers"].([]any)[0].(map[string]any)
+	assert.Equal(t, "bg-gitops:v9.9.9", c["image"])
+	args := c["args"].([]any)
+	assert.Equal(t, "--receiver-rate-limit=5", args[len(args)-1])
+	assert.Equal(t, map[string]any{"memory": "512Mi"}, c["resources"].(map[string]any)["limits"])
+}
+
+// assertChartRenders: the chart rendered got exactly the objects of want,
+// but for what Helm does differently by design.
+func assertChartRenders(t *testing.T, objs, got []*unstructured.Unstructured) {
+	t.Helper()
 	want := map[string]*unstructured.Unstructured{}
-	for _, u := range configDefault(t) {
+	for _, u := range objs {
 		if u.GetKind() == "Namespace" {
 			assert.Equal(t, installNamespace, u.GetName())
 			continue
@@ -37,34 +70,41 @@ func TestChartRendersConfigDefault(t *testing.T) {
 	for _, u := range got {
 		k := key(u)
 		seen[k] = true
-		labels := u.GetLabels()
-		assert.True(t, strings.HasPrefix(labels["helm.sh/chart"], "bg-gitops-"), "%s: helm.sh/chart %q", k, labels["helm.sh/chart"])
-		assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"], k)
-		assert.Equal(t, release, labels["app.kubernetes.io/instance"], k)
-		for _, l := range []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance"} {
-			delete(labels, l)
-		}
-		if len(labels) == 0 {
-			labels = nil
-		}
-		u.SetLabels(labels)
-		if u.GetKind() == "CustomResourceDefinition" {
-			a := u.GetAnnotations()
-			assert.Equal(t, "keep", a["helm.sh/resource-policy"], "%s: helm uninstall must not delete it", k)
-			delete(a, "helm.sh/resource-policy")
-			if len(a) == 0 {
-				a = nil
-			}
-			u.SetAnnotations(a)
-		}
+		withoutHelmMetadata(t, u)
 		w, ok := want[k]
-		if !assert.True(t, ok, "the chart renders %s, which config/default does not have (run make chart)", k) {
+		if !assert.True(t, ok, "the chart renders %s, which the kustomization does not have (run make chart)", k) {
 			continue
 		}
-		assert.Equal(t, w.Object, u.Object, "%s differs from config/default (run make chart)", k)
+		assert.Equal(t, w.Object, u.Object, "%s differs from the kustomization (run make chart)", k)
 	}
 	for k := range want {
-		assert.True(t, seen[k], "config/default has %s, the chart does not render it (run make chart)", k)
+		assert.True(t, seen[k], "the kustomization has %s, the chart does not render it (run make chart)", k)
+	}
+}
+
+// withoutHelmMetadata checks and removes the chart's labels and the CRDs'
+// resource policy.
+func withoutHelmMetadata(t *testing.T, u *unstructured.Unstructured) {
+	k := key(u)
+	labels := u.GetLabels()
+	assert.True(t, strings.HasPrefix(labels["helm.sh/chart"], "bg-gitops-"), "%s: helm.sh/chart %q", k, labels["helm.sh/chart"])
+	assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"], k)
+	assert.Equal(t, release, labels["app.kubernetes.io/instance"], k)
+	for _, l := range []string{"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance"} {
+		delete(labels, l)
+	}
+	if len(labels) == 0 {
+		labels = nil
+	}
+	u.SetLabels(labels)
+	if u.GetKind() == "CustomResourceDefinition" {
+		a := u.GetAnnotations()
+		assert.Equal(t, "keep", a["helm.sh/resource-policy"], "%s: helm uninstall must not delete it", k)
+		delete(a, "helm.sh/resource-policy")
+		if len(a) == 0 {
+			a = nil
+		}
+		u.SetAnnotations(a)
 	}
 }
 

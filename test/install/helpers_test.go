@@ -158,7 +158,13 @@ func helmConfig(t *testing.T, kubeconfig, namespace string) *action.Configuratio
 // controller's own build.
 func configDefault(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := render.Build(root, "config/default", render.Options{})
+	return configDir(t, "config/default")
+}
+
+// configDir is the kustomization at dir, rendered and normalized.
+func configDir(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := render.Build(root, dir, render.Options{})
 	require.NoError(t, err)
 	out := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, u := range objs {
