@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// receiver.go: receiverSplit, what config/receiver renders differently from
+// config/default, turned into the chart's receiver.separate switch.
+
 package main
 
 import (

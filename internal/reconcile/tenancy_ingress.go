@@ -4,6 +4,10 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// tenancy_ingress.go: a child FlinkDeployment's own spec.ingress held to the
+// platform's Ingress rules (opt-in, host patterns, annotations) at apply time
+// and before a child is written.
+
 package reconcile
 
 import (

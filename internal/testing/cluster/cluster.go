@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// cluster.go: Start and Cluster — the prerequisites, the machine-wide lock,
+// the preflight and the watchdog that tears the cluster down.
+
 package cluster
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// image.go: images written without docker (WriteImageArchive, the
+// controller's in the Dockerfile's layout) and read back (ArchiveLayout).
+
 package cluster
 
 import (

@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// node.go: starting the components — control plane, containerd, kubelet,
+// kube-proxy — and the in-cluster API address.
+
 package cluster
 
 import (

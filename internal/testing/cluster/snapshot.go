@@ -4,6 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
+// snapshot.go: the machine before a cluster starts, and Leftovers, what a
+// cluster left behind compared to it.
+
 package cluster
 
 import (
