@@ -31,13 +31,29 @@ func ingressPrefix(c Color) string { return strings.ToLower(string(c)) + "-" }
 // A path-only template ("/{{namespace}}/{{name}}(/|$)(.*)") gets the colour
 // as a first path segment instead ("/green/…"): FLIP-503's prefix would
 // make "green-" its host, which Kubernetes refuses.
+//
+// A template that starts with a scheme ("https://{{name}}.example.com",
+// which the operator's IngressUtils accepts) keeps it first: the prefix
+// goes before the host.
 func ChildIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
 	return editIngressTemplate(ingress, func(t string) string {
+		scheme, t := splitScheme(t)
 		if strings.HasPrefix(t, "/") {
-			return "/" + strings.ToLower(string(c)) + t
+			return scheme + "/" + strings.ToLower(string(c)) + t
 		}
-		return ingressPrefix(c) + t
+		return scheme + ingressPrefix(c) + t
 	})
+}
+
+// splitScheme splits the scheme the operator recognises (http://,
+// https://, any case) off an ingress template.
+func splitScheme(t string) (scheme, rest string) {
+	for _, s := range []string{"http://", "https://"} {
+		if len(t) >= len(s) && strings.EqualFold(t[:len(s)], s) {
+			return t[:len(s)], t[len(s):]
+		}
+	}
+	return "", t
 }
 
 // templateIngress is the template's ingress that a child of colour c was
@@ -46,10 +62,11 @@ func ChildIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON 
 // changed either.
 func templateIngress(ingress *apiextensionsv1.JSON, c Color) *apiextensionsv1.JSON {
 	return editIngressTemplate(ingress, func(t string) string {
+		scheme, t := splitScheme(t)
 		if path := "/" + strings.ToLower(string(c)) + "/"; strings.HasPrefix(t, path) {
-			return t[len(path)-1:]
+			return scheme + t[len(path)-1:]
 		}
-		return strings.TrimPrefix(t, ingressPrefix(c))
+		return scheme + strings.TrimPrefix(t, ingressPrefix(c))
 	})
 }
 

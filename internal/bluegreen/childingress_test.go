@@ -48,6 +48,7 @@ func TestChildIngress(t *testing.T) {
 		{"host, green", hostIngress, Green, "green-{{name}}.flink.example.com"},
 		{"path, green", `{"template":"/orders(/|$)(.*)"}`, Green, "/green/orders(/|$)(.*)"},
 		{"template that looks prefixed", `{"template":"blue-x"}`, Blue, "blue-blue-x"},
+		{"host with a scheme", `{"template":"https://{{name}}.flink.example.com/ui"}`, Green, "https://green-{{name}}.flink.example.com/ui"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := rawJSON(tc.in)
@@ -62,6 +63,17 @@ func TestChildIngress(t *testing.T) {
 				t.Errorf("templateIngress(ChildIngress(x)) = %s, want %s", back.Raw, in.Raw)
 			}
 		})
+	}
+}
+
+// A child made when the prefix went before a template's scheme
+// ("blue-https://…") still reads as that template, so it is not taken for
+// a spec change.
+func TestAChildPrefixedBeforeItsSchemeReadsAsItsTemplate(t *testing.T) {
+	tpl := rawJSON(`{"template":"https://{{name}}.flink.example.com"}`)
+	old := rawJSON(`{"template":"blue-https://{{name}}.flink.example.com"}`)
+	if got := childTemplateIngress(old, tpl, Blue); !sameJSONT(t, got, tpl) {
+		t.Errorf("childTemplateIngress = %s, want %s", got.Raw, tpl.Raw)
 	}
 }
 
