@@ -19,13 +19,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/internal/manager"
 	"bggitops.dev/bg-gitops/internal/testing/cluster"
+	"bggitops.dev/bg-gitops/internal/testing/flinksim"
+	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/reconciletest"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
@@ -37,12 +42,25 @@ const (
 	tag = "v0.0.0-cluster-test"
 )
 
-// kubectl apply -k of config/default, with its image set to one built
-// from this checkout as the Dockerfile builds it, runs the controller: its
-// pod becomes Running and Ready, it holds the leader Lease (which it can
-// only reach through the in-cluster API address, the kubernetes Service),
-// and `bg-gitops version` and `bg-gitops check` pass against it.
-func TestApplyConfigDefaultRunsAReadyControllerThatHoldsTheLease(t *testing.T) {
+// installation is what the subtests share: the cluster, the overlay of
+// config/default they applied, the controller's binary (also the CLI).
+type installation struct {
+	c                     *cluster.Cluster
+	kubectl, bin, overlay string
+	kustomization         string
+	// git serves repo over HTTP on 127.0.0.1.
+	git  *gittest.HTTPServer
+	repo *gittest.Repo
+}
+
+// TestKubectlApplyKConfigDefault installs bg-gitops as README.md's
+// Install section does into a cluster that runs its image, and runs it
+// there as a user would: a tenant, a GitRepository fetched over the pod
+// network, a blue/green rollout driven by the Flink operator simulator, a
+// push webhook through the receiver Service, and two replicas handing
+// over the Lease. Each subtest starts from where the previous one left the
+// cluster; one that fails ends the test.
+func TestKubectlApplyKConfigDefault(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -63,16 +81,29 @@ func TestApplyConfigDefaultRunsAReadyControllerThatHoldsTheLease(t *testing.T) {
 			t.Logf("logs kept in %s", c.Dir)
 		}
 	}()
+	ctrl.SetLogger(logr.Discard())
+	// The Flink operator, simulated in this process as the other tests
+	// run it, on the cluster's API server.
+	sim, err := reconciletest.Start(c.Config(), reconciletest.Options{Simulator: flinksim.New(reconciletest.SimulatorOptions)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Stop()
 	bins, err := testenv.BinDir()
 	testenv.Require(t, err)
-	kubectl := filepath.Join(bins, "kubectl")
+	in := &installation{c: c, kubectl: filepath.Join(bins, "kubectl")}
 	dir := t.TempDir()
 
 	start = time.Now()
-	bin := buildController(ctx, t, dir)
+	in.bin = buildController(ctx, t, dir)
 	t.Logf("built the controller in %s", time.Since(start).Round(time.Second))
+	// After the builds: it moves HOME, and with it Go's cache.
+	gittest.Isolate(t)
+	gitRoot := t.TempDir()
+	in.repo = gittest.NewRepo(t, gitRoot, "jobs")
+	in.git = gittest.ServeHTTP(t, gitRoot, gittest.HTTPOptions{})
 	archive := filepath.Join(dir, "image.tar")
-	if err := cluster.WriteImageArchive(archive, "docker.io/library/bg-gitops:"+tag, cluster.ControllerImage(bin)); err != nil {
+	if err := cluster.WriteImageArchive(archive, "docker.io/library/bg-gitops:"+tag, cluster.ControllerImage(in.bin)); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ImportImage(ctx, archive); err != nil {
@@ -81,39 +112,44 @@ func TestApplyConfigDefaultRunsAReadyControllerThatHoldsTheLease(t *testing.T) {
 
 	// As config/default's comment says: kustomize edit set image, here in
 	// an overlay so that the checkout is not edited.
-	configDefault, err := filepath.Abs(filepath.Join(root, "config", "default"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay := filepath.Join(dir, "overlay")
-	base, err := filepath.Rel(overlay, configDefault) // kustomize takes no absolute path
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "resources:\n- " + base + "\nimages:\n- name: bg-gitops\n  newTag: " + tag + "\n"
-	if err := os.MkdirAll(overlay, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run(ctx, t, kubectl, "apply", "-k", overlay, "--kubeconfig", c.Kubeconfig())
+	in.overlay = filepath.Join(dir, "overlay")
+	in.kustomization = "resources:\n- " + relativeTo(t, in.overlay, "config", "default") + "\nimages:\n- name: bg-gitops\n  newTag: " + tag + "\n"
+	writeFile(t, filepath.Join(in.overlay, "kustomization.yaml"), in.kustomization)
 
-	start = time.Now()
-	pod := readyPod(ctx, t, c)
+	steps := []struct {
+		name string
+		run  func(context.Context, *testing.T, *installation)
+	}{
+		{"a Ready controller holds the Lease, and version and check pass", controllerRunsAndHoldsTheLease},
+		{"a tenant's GitRepository fetches over the pod network and its FlinkBlueGreenDeployment goes ACTIVE_BLUE", tenantRepositoryIsApplied},
+		{"a push webhook through the receiver Service applies the next commit at once, and its image rolls out to ACTIVE_GREEN", webhookRollsOutTheNextCommit},
+		{"deleting the leader's pod hands the Lease to the second replica", leaderPodDeletedHandsOverTheLease},
+	}
+	for _, s := range steps {
+		if !t.Run(s.name, func(t *testing.T) { s.run(ctx, t, in) }) {
+			t.Log(in.c.Logs(1024))
+			return
+		}
+	}
+}
+
+// controllerRunsAndHoldsTheLease: kubectl apply -k of config/default,
+// with its image set to one built from this checkout as the Dockerfile
+// builds it, runs the controller: its pod becomes Running and Ready, it
+// holds the leader Lease (which it can only reach through the in-cluster
+// API address, the kubernetes Service), and `bg-gitops version` and
+// `bg-gitops check` pass against it.
+func controllerRunsAndHoldsTheLease(ctx context.Context, t *testing.T, in *installation) {
+	c, kubectl, bin := in.c, in.kubectl, in.bin
+	run(ctx, t, kubectl, "apply", "-k", in.overlay, "--kubeconfig", c.Kubeconfig())
+
+	start := time.Now()
+	pod := readyPods(ctx, t, c, 1)[0]
 	t.Logf("pod %s Ready %s after apply", pod.Name, time.Since(start).Round(100*time.Millisecond))
 	if got := pod.Spec.Containers[0].Image; got != "bg-gitops:"+tag {
 		t.Errorf("the pod runs %s", got)
 	}
-
-	lease := &coordinationv1.Lease{}
-	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := c.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: manager.LeaderElectionID}, lease)
-		return err == nil && lease.Spec.HolderIdentity != nil && strings.HasPrefix(*lease.Spec.HolderIdentity, pod.Name), client.IgnoreNotFound(err)
-	})
-	if err != nil {
-		t.Fatalf("the controller does not hold its Lease: %v (%+v)\n%s", err, lease.Spec, podLogs(ctx, kubectl, c, pod))
-	}
+	waitLeader(ctx, t, in, pod.Name)
 
 	out := run(ctx, t, bin, "version", "--kubeconfig", c.Kubeconfig())
 	if !strings.Contains(out, "bg-gitops: "+tag) || !controllerLineNames(out, tag) {
@@ -127,9 +163,47 @@ func TestApplyConfigDefaultRunsAReadyControllerThatHoldsTheLease(t *testing.T) {
 			t.Errorf("bg-gitops check does not say %q", passed)
 		}
 	}
-
 	if t.Failed() {
-		t.Log(podLogs(ctx, kubectl, c, pod))
+		t.Log(controllerLogs(ctx, in))
+	}
+}
+
+// waitLeader waits until pod holds the leader Lease.
+func waitLeader(ctx context.Context, t *testing.T, in *installation, pod string) {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := in.c.Client().Get(ctx, client.ObjectKey{Namespace: namespace, Name: manager.LeaderElectionID}, lease)
+		return err == nil && lease.Spec.HolderIdentity != nil && strings.HasPrefix(*lease.Spec.HolderIdentity, pod+"_"), client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		t.Fatalf("%s does not hold the Lease: %v (%+v)\n%s", pod, err, lease.Spec, controllerLogs(ctx, in))
+	}
+}
+
+// relativeTo is the path of the checkout's elem from dir: kustomize takes
+// no absolute path.
+func relativeTo(t *testing.T, dir string, elem ...string) string {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join(append([]string{root}, elem...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// writeFile writes a file and its directory.
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -158,28 +232,29 @@ func buildController(ctx context.Context, t *testing.T, dir string) string {
 	return bin
 }
 
-// readyPod waits for the controller's pod to be Running and Ready.
-func readyPod(ctx context.Context, t *testing.T, c *cluster.Cluster) *corev1.Pod {
+// readyPods waits until n of the controller's pods are Running and
+// Ready and none other is left, and returns them.
+func readyPods(ctx context.Context, t *testing.T, c *cluster.Cluster, n int) []corev1.Pod {
 	t.Helper()
-	var pod *corev1.Pod
+	var ready []corev1.Pod
 	pods := &corev1.PodList{}
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		if err := c.Client().List(ctx, pods, client.InNamespace(namespace),
 			client.MatchingLabels{manager.NameLabel: manager.NameLabelValue}); err != nil {
 			return false, err
 		}
-		for i := range pods.Items {
-			if p := &pods.Items[i]; p.Status.Phase == corev1.PodRunning && podReady(p) {
-				pod = p
-				return true, nil
+		ready = nil
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodRunning && podReady(&p) && p.DeletionTimestamp == nil {
+				ready = append(ready, p)
 			}
 		}
-		return false, nil
+		return len(ready) == n && len(pods.Items) == n, nil
 	})
 	if err != nil {
-		t.Fatalf("no Ready controller pod: %v\npods: %+v\n%s", err, pods.Items, c.Logs(2048))
+		t.Fatalf("not %d Ready controller pods: %v\npods: %+v\n%s", n, err, pods.Items, c.Logs(2048))
 	}
-	return pod
+	return ready
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -191,10 +266,11 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// podLogs is the controller's log through the API server and the kubelet.
-func podLogs(ctx context.Context, kubectl string, c *cluster.Cluster, pod *corev1.Pod) string {
-	out, _ := exec.CommandContext(ctx, kubectl, "logs", "-n", pod.Namespace, pod.Name, "--tail", "40",
-		"--kubeconfig", c.Kubeconfig()).CombinedOutput()
+// controllerLogs is the end of the controller pods' logs, through the API
+// server and the kubelet.
+func controllerLogs(ctx context.Context, in *installation) string {
+	out, _ := exec.CommandContext(ctx, in.kubectl, "logs", "-n", namespace, "-l", manager.NameLabel+"="+manager.NameLabelValue,
+		"--prefix", "--tail", "60", "--kubeconfig", in.c.Kubeconfig()).CombinedOutput()
 	return "controller log:\n" + string(out)
 }
 
