@@ -237,9 +237,9 @@ func waitFBGD(ctx context.Context, t *testing.T, in *installation, state v1alpha
 
 // leaderPodDeletedHandsOverTheLease: with replicas: 2 (an overlay of
 // config/default, re-applied), both pods run and one holds the Lease;
-// kubectl delete pod of the leader hands the Lease to the replica that
-// was already running, not to the Deployment's replacement pod (the
-// leader releases the Lease as it stops).
+// kubectl delete pod of the leader hands the Lease to the other replica
+// (the leader releases it as it stops; the node is cordoned meanwhile, so
+// the Deployment's replacement pod cannot be the one that takes it).
 func leaderPodDeletedHandsOverTheLease(ctx context.Context, t *testing.T, in *installation) {
 	c := in.c
 	writeFile(t, filepath.Join(in.overlay, "kustomization.yaml"), in.kustomization+"replicas:\n- name: bg-gitops-controller\n  count: 2\n")
@@ -257,10 +257,16 @@ func leaderPodDeletedHandsOverTheLease(ctx context.Context, t *testing.T, in *in
 	if leader == "" || other == "" {
 		t.Fatalf("the Lease is held by %q, the pods are %s and %s", holder, pods[0].Name, pods[1].Name)
 	}
+	// The node cordoned, the Deployment's replacement pod stays Pending:
+	// started within the waiting replica's retry period, it could
+	// otherwise take the released Lease first.
+	run(ctx, t, in.kubectl, "cordon", c.Node, "--kubeconfig", c.Kubeconfig())
 	start := time.Now()
 	run(ctx, t, in.kubectl, "delete", "pod", "-n", namespace, leader, "--kubeconfig", c.Kubeconfig())
 	waitLeader(ctx, t, in, other)
 	t.Logf("the Lease went from %s to %s %s after kubectl delete pod", leader, other, time.Since(start).Round(100*time.Millisecond))
+	run(ctx, t, in.kubectl, "uncordon", c.Node, "--kubeconfig", c.Kubeconfig())
+	readyPods(ctx, t, c, 2)
 }
 
 // leaseHolder is the leader Lease's holder identity (pod name, "_", a

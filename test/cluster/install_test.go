@@ -53,14 +53,15 @@ type installation struct {
 	repo *gittest.Repo
 }
 
-// TestKubectlApplyKConfigDefault installs bg-gitops as README.md's
-// Install section does into a cluster that runs its image, and runs it
-// there as a user would: a tenant, a GitRepository fetched over the pod
+// TestInstalledAsAUserItRunsInACluster installs bg-gitops as
+// docs/install.md does, with Helm and then (after helm uninstall) as
+// README.md's Install section does, into a cluster that runs its image,
+// and runs it there as a user would: a tenant, a GitRepository fetched over the pod
 // network, a blue/green rollout driven by the Flink operator simulator, a
 // push webhook through the receiver Service, and two replicas handing
 // over the Lease. Each subtest starts from where the previous one left the
 // cluster; one that fails ends the test.
-func TestKubectlApplyKConfigDefault(t *testing.T) {
+func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -120,7 +121,8 @@ func TestKubectlApplyKConfigDefault(t *testing.T) {
 		name string
 		run  func(context.Context, *testing.T, *installation)
 	}{
-		{"a Ready controller holds the Lease, and version and check pass", controllerRunsAndHoldsTheLease},
+		{"helm install runs a Ready controller that holds the Lease; helm uninstall leaves the CRDs", helmInstallRunsTheController},
+		{"kubectl apply -k runs a Ready controller that holds the Lease, and version and check pass", controllerRunsAndHoldsTheLease},
 		{"a tenant's GitRepository fetches over the pod network and its FlinkBlueGreenDeployment goes ACTIVE_BLUE", tenantRepositoryIsApplied},
 		{"a push webhook through the receiver Service applies the next commit at once, and its image rolls out to ACTIVE_GREEN", webhookRollsOutTheNextCommit},
 		{"deleting the leader's pod hands the Lease to the second replica", leaderPodDeletedHandsOverTheLease},
@@ -140,12 +142,18 @@ func TestKubectlApplyKConfigDefault(t *testing.T) {
 // API address, the kubernetes Service), and `bg-gitops version` and
 // `bg-gitops check` pass against it.
 func controllerRunsAndHoldsTheLease(ctx context.Context, t *testing.T, in *installation) {
-	c, kubectl, bin := in.c, in.kubectl, in.bin
-	run(ctx, t, kubectl, "apply", "-k", in.overlay, "--kubeconfig", c.Kubeconfig())
+	run(ctx, t, in.kubectl, "apply", "-k", in.overlay, "--kubeconfig", in.c.Kubeconfig())
+	controllerIsReadyAndChecked(ctx, t, in)
+}
 
+// controllerIsReadyAndChecked: one controller pod becomes Running and
+// Ready with this build's image and holds the Lease, and bg-gitops version
+// and check pass against it.
+func controllerIsReadyAndChecked(ctx context.Context, t *testing.T, in *installation) {
+	c, bin := in.c, in.bin
 	start := time.Now()
 	pod := readyPods(ctx, t, c, 1)[0]
-	t.Logf("pod %s Ready %s after apply", pod.Name, time.Since(start).Round(100*time.Millisecond))
+	t.Logf("pod %s Ready %s after the install", pod.Name, time.Since(start).Round(100*time.Millisecond))
 	if got := pod.Spec.Containers[0].Image; got != "bg-gitops:"+tag {
 		t.Errorf("the pod runs %s", got)
 	}
