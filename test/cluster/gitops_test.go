@@ -81,15 +81,7 @@ func tenantRepositoryIsApplied(ctx context.Context, t *testing.T, in *installati
 	t.Logf("bg-gitops check -n %s:\n%s", tenant, out)
 
 	repo := in.repo
-	u, err := url.Parse(in.git.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := c.ReachFromPods(port)
+	addr, err := c.ReachFromPods(port(t, in.git.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +158,20 @@ func webhookRollsOutTheNextCommit(ctx context.Context, t *testing.T, in *install
 		t.Errorf("orders-green does not start from a savepoint of orders-blue: initialSavepointPath %q", sp)
 	}
 	t.Logf("orders ACTIVE_GREEN %s after the webhook", time.Since(start).Round(100*time.Millisecond))
+}
+
+// port is the port of a server's URL.
+func port(t *testing.T, serverURL string) int {
+	t.Helper()
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // signedPush POSTs a GitHub push of main at head to url, signed with

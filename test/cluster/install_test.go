@@ -58,8 +58,8 @@ type installation struct {
 // README.md's Install section does, into a cluster that runs its image,
 // and runs it there as a user would: a tenant, a GitRepository fetched over the pod
 // network, a blue/green rollout driven by the Flink operator simulator, a
-// push webhook through the receiver Service, and two replicas handing
-// over the Lease. Each subtest starts from where the previous one left the
+// push webhook through the receiver Service, a hostile build, and two
+// replicas handing over the Lease. Each subtest starts from where the previous one left the
 // cluster; one that fails ends the test.
 func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -125,6 +125,7 @@ func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 		{"kubectl apply -k runs a Ready controller that holds the Lease, and version and check pass", controllerRunsAndHoldsTheLease},
 		{"a tenant's GitRepository fetches over the pod network and its FlinkBlueGreenDeployment goes ACTIVE_BLUE", tenantRepositoryIsApplied},
 		{"a push webhook through the receiver Service applies the next commit at once, and its image rolls out to ACTIVE_GREEN", webhookRollsOutTheNextCommit},
+		{"a hostile build kills its render worker, not the controller's pod", hostileBuildKillsItsWorkerNotThePod},
 		{"deleting the leader's pod hands the Lease to the second replica", leaderPodDeletedHandsOverTheLease},
 	}
 	for _, s := range steps {
