@@ -40,6 +40,8 @@ const (
 	// tag is the version stamped into the binary and the image's tag, as
 	// make image does (bg-gitops version reads it from the Deployment).
 	tag = "v0.0.0-cluster-test"
+	// newerTag is the version of the upgrade.
+	newerTag = "v0.0.1-cluster-test"
 )
 
 // installation is what the subtests share: the cluster, the overlay of
@@ -58,8 +60,8 @@ type installation struct {
 // README.md's Install section does, into a cluster that runs its image,
 // and runs it there as a user would: a tenant, a GitRepository fetched over the pod
 // network, a blue/green rollout driven by the Flink operator simulator, a
-// push webhook through the receiver Service, a hostile build, and two
-// replicas handing over the Lease. Each subtest starts from where the previous one left the
+// push webhook through the receiver Service, a hostile build, an upgrade,
+// and two replicas handing over the Lease. Each subtest starts from where the previous one left the
 // cluster; one that fails ends the test.
 func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -95,21 +97,27 @@ func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 	in := &installation{c: c, kubectl: filepath.Join(bins, "kubectl")}
 	dir := t.TempDir()
 
-	start = time.Now()
-	in.bin = buildController(ctx, t, dir)
-	t.Logf("built the controller in %s", time.Since(start).Round(time.Second))
+	// The controller's image, and a newer one to upgrade to.
+	for _, version := range []string{tag, newerTag} {
+		start = time.Now()
+		bin := buildController(ctx, t, filepath.Join(dir, version), version)
+		t.Logf("built the controller %s in %s", version, time.Since(start).Round(time.Second))
+		archive := filepath.Join(dir, version, "image.tar")
+		if err := cluster.WriteImageArchive(archive, "docker.io/library/bg-gitops:"+version, cluster.ControllerImage(bin)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.ImportImage(ctx, archive); err != nil {
+			t.Fatal(err)
+		}
+		if in.bin == "" {
+			in.bin = bin
+		}
+	}
 	// After the builds: it moves HOME, and with it Go's cache.
 	gittest.Isolate(t)
 	gitRoot := t.TempDir()
 	in.repo = gittest.NewRepo(t, gitRoot, "jobs")
 	in.git = gittest.ServeHTTP(t, gitRoot, gittest.HTTPOptions{})
-	archive := filepath.Join(dir, "image.tar")
-	if err := cluster.WriteImageArchive(archive, "docker.io/library/bg-gitops:"+tag, cluster.ControllerImage(in.bin)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.ImportImage(ctx, archive); err != nil {
-		t.Fatal(err)
-	}
 
 	// As config/default's comment says: kustomize edit set image, here in
 	// an overlay so that the checkout is not edited.
@@ -126,6 +134,7 @@ func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 		{"a tenant's GitRepository fetches over the pod network and its FlinkBlueGreenDeployment goes ACTIVE_BLUE", tenantRepositoryIsApplied},
 		{"a push webhook through the receiver Service applies the next commit at once, and its image rolls out to ACTIVE_GREEN", webhookRollsOutTheNextCommit},
 		{"a hostile build kills its render worker, not the controller's pod", hostileBuildKillsItsWorkerNotThePod},
+		{"an upgrade to a newer image keeps the job running", upgradeKeepsTheJobRunning},
 		{"deleting the leader's pod hands the Lease to the second replica", leaderPodDeletedHandsOverTheLease},
 	}
 	for _, s := range steps {
@@ -227,12 +236,12 @@ func controllerLineNames(out, version string) bool {
 	return false
 }
 
-// buildController builds bin/bg-gitops as the Dockerfile does.
-func buildController(ctx context.Context, t *testing.T, dir string) string {
+// buildController builds dir/bg-gitops of version as the Dockerfile does.
+func buildController(ctx context.Context, t *testing.T, dir, version string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bg-gitops")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "nodev",
-		"-ldflags", "-s -w -X bggitops.dev/bg-gitops/internal/cli.Version="+tag, "-o", bin, "./cmd/bg-gitops")
+		"-ldflags", "-s -w -X bggitops.dev/bg-gitops/internal/cli.Version="+version, "-o", bin, "./cmd/bg-gitops")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
