@@ -225,6 +225,27 @@ func (c *Cluster) apiAddress() error {
 	return nil
 }
 
+// HostIP is the bridge's address, the pods' gateway (the bridge plugin
+// gives it to the bridge with the first pod): ReachFromPods makes a port
+// of 127.0.0.1 answer there.
+var HostIP = net.ParseIP("10.244.0.1")
+
+// ReachFromPods makes a server of the test process that listens on
+// 127.0.0.1:port reachable from the pods at HostIP:port, as the API server
+// is at APIServiceIP: one DNAT rule for packets from the bridge (which
+// route_localnet lets route to 127.0.0.1); teardown.sh removes it with
+// the others. It returns HostIP:port.
+func (c *Cluster) ReachFromPods(port int) (string, error) {
+	p := strconv.Itoa(port)
+	cmd := []string{"iptables", "-t", "nat", "-I", "PREROUTING", "-i", Bridge, "-d", HostIP.String() + "/32", "-p", "tcp",
+		"--dport", p, "-m", "comment", "--comment", "bg-gitops-test-host",
+		"-j", "DNAT", "--to-destination", "127.0.0.1:" + p}
+	if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %w: %s", strings.Join(cmd, " "), err, out)
+	}
+	return net.JoinHostPort(HostIP.String(), p), nil
+}
+
 func (c *Cluster) startKubelet() error {
 	d := filepath.Join(c.Dir, "kubelet")
 	if err := os.MkdirAll(filepath.Join(d, "root"), 0o700); err != nil {
