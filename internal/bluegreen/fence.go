@@ -31,7 +31,10 @@ import (
 // SnapshotNotOurs, the old colour running).
 func StatusFirst(in Input, dec Decision) bool {
 	for _, a := range dec.Actions {
-		if a.Type == DeleteChild || a.Type == ApplyChild || a.Type == CreateSnapshot {
+		if a.Type == DeleteChild || a.Type == ApplyChild {
+			return true
+		}
+		if a.Type == CreateSnapshot {
 			return true
 		}
 	}
