@@ -13,6 +13,7 @@ package v1alpha1
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // FlinkBlueGreenDeploymentKind is the kind of FlinkBlueGreenDeployment objects.
@@ -378,6 +379,14 @@ type SavepointStatus struct {
 	// TriggerTimestamp is when the snapshot was requested.
 	// +optional
 	TriggerTimestamp *metav1.Time `json:"triggerTimestamp,omitempty"`
+	// UID is the metadata.uid the API server gave the FlinkStateSnapshot
+	// when bg-gitops created it. A transition uses the snapshot named
+	// above only while its uid is this one: one of that name created by
+	// anyone else (first, or after bg-gitops's was deleted) has another
+	// uid, and the rollout fails with SnapshotNotOurs. Empty until
+	// bg-gitops's own create has been recorded.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
 }
 
 // +kubebuilder:object:root=true

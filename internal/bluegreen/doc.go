@@ -31,13 +31,13 @@ Licensed under the Apache License, Version 2.0.
 //     writes yet (a child at its previous generation looks ready);
 //   - fencing: a replica acts only on the status it decided from. Every
 //     status write carries the resourceVersion read (an optimistic lock).
-//     A decision that deletes or applies a child writes its status first
-//     (StatusFirst), so a replica whose decision is stale (paused past its
-//     lease, partitioned) gets a conflict and acts on nothing, and a
-//     replica that finds that status with its actions undone completes
-//     them (Decide on that status asks for them again: stopOther,
-//     targetBehind, targetMissing). A decision that only asks for a
-//     savepoint acts first and writes after. The leader Lease is checked
+//     A decision that deletes or applies a child, or asks for a
+//     savepoint, writes its status first (StatusFirst), so a replica whose
+//     decision is stale (paused past its lease, partitioned) gets a
+//     conflict and acts on nothing, and a replica that finds that status
+//     with its actions undone completes them (Decide on that status asks
+//     for them again: stopOther, targetBehind, targetMissing, reissue).
+//     The leader Lease is checked
 //     before the actions, which are sent before it runs out, and each
 //     request carries the observation's preconditions (a delete the
 //     child's uid and resourceVersion, an apply to an existing child its

@@ -21,12 +21,23 @@ import (
 // deciding on a status another replica has since changed loses that
 // write and acts on nothing; a replica that finds the recorded status
 // with its actions undone completes them (Decide on that status asks for
-// them again). A decision that only asks for a savepoint acts first and
-// writes after: a lost write leaves a FlinkStateSnapshot that Decide asks
-// for again under the same name.
+// them again). A decision that asks for a savepoint (CreateSnapshot) is
+// written first too: the snapshot is trusted only by the uid its create
+// returns, which the adapter records in the status write after the
+// actions (see reconcile's createSnapshot), and a replica that finds a
+// snapshot of the name it would ask for, without that uid, cannot tell it
+// from one planted under the name. Written first, only the replica whose
+// write won creates it; a replica that stalls before its create lands
+// finds it done by another (AlreadyExists, harmless: its status write
+// after conflicts). Only a loss between the create and the write after
+// leaves a snapshot whose uid is unknown (the rollout then fails with
+// SnapshotNotOurs, the old colour running).
 func StatusFirst(in Input, dec Decision) bool {
 	for _, a := range dec.Actions {
 		if a.Type == DeleteChild || a.Type == ApplyChild {
+			return true
+		}
+		if a.Type == CreateSnapshot {
 			return true
 		}
 	}

@@ -226,9 +226,10 @@ func (d *decider) askedAt(snap *Snapshot, sp *v1alpha1.SavepointStatus) time.Tim
 	return d.now
 }
 
-// reissue asks again for a snapshot not seen yet, or lost between action
-// and status write (AlreadyExists is fine). false: the attempt failed, as
-// a new spec asks for an invalid format.
+// reissue asks again for a snapshot not seen yet (the cache), deleted, or
+// never created (the decision asking for it is written first, see
+// StatusFirst). false: the attempt failed, as a new spec asks for an
+// invalid format.
 func (d *decider) reissue(x Color, a *Child, name string) bool {
 	snap, err := d.snapshotOf(name, a)
 	if err != nil {

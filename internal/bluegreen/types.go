@@ -194,8 +194,9 @@ type Snapshot struct {
 	// under the same name (a wiped status) is as old as the first ask.
 	Created time.Time
 	// Foreign says why the snapshot of that name is not one bg-gitops
-	// created for this deployment (made by someone else first); "" when it
-	// is. A transition never restores from a foreign one.
+	// created for this deployment (made by someone else first: its uid is
+	// not the one bg-gitops's create recorded); "" when it is. A
+	// transition never restores from a foreign one.
 	Foreign string
 }
 
@@ -287,7 +288,9 @@ const (
 	ApplyChild ActionType = "ApplyChild"
 	// DeleteChild deletes the child named ChildName (NotFound is fine).
 	DeleteChild ActionType = "DeleteChild"
-	// CreateSnapshot creates a FlinkStateSnapshot (AlreadyExists is fine).
+	// CreateSnapshot creates a FlinkStateSnapshot. AlreadyExists is no
+	// error, but the snapshot found is trusted only by the uid the
+	// adapter's own create recorded (see Snapshot.Foreign).
 	CreateSnapshot ActionType = "CreateSnapshot"
 )
 

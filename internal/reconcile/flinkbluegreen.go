@@ -77,6 +77,9 @@ type FlinkBlueGreenReconciler struct {
 	// deletion first seen late still has its whole deadline (see
 	// bluegreen.DeletionOverdue).
 	deletions sync.Map // types.NamespacedName → seenDeletion
+	// created remembers, per FlinkBlueGreenDeployment, the last
+	// FlinkStateSnapshot this replica created for it (see createSnapshot).
+	created sync.Map // types.NamespacedName → createdSnapshot
 	// pruned remembers, per FlinkBlueGreenDeployment, the rollout after
 	// which its snapshots were last pruned (see pruneSnapshots): an idle
 	// reconcile lists no FlinkStateSnapshots.
@@ -105,6 +108,7 @@ func (r *FlinkBlueGreenReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			forgetMetrics(v1alpha1.FlinkBlueGreenDeploymentKind, req.NamespacedName)
 			r.failures.Delete(req.NamespacedName)
 			r.deletions.Delete(req.NamespacedName)
+			r.created.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -279,6 +283,7 @@ func (r *FlinkBlueGreenReconciler) decideWith(ctx context.Context, reader client
 	if err != nil {
 		return in, dec, invalidSpec(err)
 	}
+	r.recallSnapshotUID(p, &dec.Status)
 	return in, dec, nil
 }
 
@@ -294,7 +299,7 @@ func (r *FlinkBlueGreenReconciler) observeWith(ctx context.Context, reader clien
 		return in, err
 	}
 	r.scrubChildErrors(p, in.Blue, in.Green)
-	if in.Snapshot, err = observeSnapshot(ctx, reader, p); err != nil {
+	if in.Snapshot, err = observeSnapshot(ctx, reader, r.withRecalledUID(p)); err != nil {
 		return in, err
 	}
 	if err = observeRecord(ctx, reader, p, &in); err != nil {
@@ -423,10 +428,10 @@ func stateKey(p *v1alpha1.FlinkBlueGreenDeployment) string {
 }
 
 // act makes dec's actions in order, fenced. A decision that deletes or
-// re-specs a child writes its status first, with an optimistic lock on
-// the status it was decided from (bluegreen.StatusFirst): a replica that
-// decided on a status another has changed since gets a conflict and acts
-// on nothing. The leader Lease is checked next, and every request is sent
+// re-specs a child, or asks for a savepoint, writes its status first,
+// with an optimistic lock on the status it was decided from (bluegreen.
+// StatusFirst): a replica that decided on a status another has changed
+// since gets a conflict and acts on nothing. The leader Lease is checked next, and every request is sent
 // before it runs out. Each request carries the observation's
 // preconditions (do). It returns the action that failed, if one did.
 func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, dec *bluegreen.Decision) (*bluegreen.Action, error) {
@@ -454,7 +459,7 @@ func (r *FlinkBlueGreenReconciler) act(ctx context.Context, p *v1alpha1.FlinkBlu
 	}
 	defer cancel()
 	for i := range dec.Actions {
-		if err := r.do(ctx, p, in, dec.Actions[i]); err != nil {
+		if err := r.do(ctx, p, in, dec.Actions[i], &dec.Status); err != nil {
 			return &dec.Actions[i], err
 		}
 	}
@@ -489,6 +494,7 @@ func (r *FlinkBlueGreenReconciler) onRejection(ctx context.Context, p *v1alpha1.
 	if err != nil {
 		return dec, invalidSpec(err)
 	}
+	r.recallSnapshotUID(p, &dec.Status)
 	b, err := r.act(ctx, p, in, &dec)
 	if err == nil || b == nil {
 		if err == nil {
@@ -525,7 +531,10 @@ func schemaMismatch(err error) bool {
 // request delivered late, after the child was changed or replaced, fails
 // with a conflict instead of deleting or re-speccing a job another
 // decision has taken charge of. An apply that creates a child has none.
-func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, a bluegreen.Action) error {
+//
+// A snapshot's create records the uid it was given in st, the status the
+// decision writes next (see createSnapshot).
+func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlueGreenDeployment, in bluegreen.Input, a bluegreen.Action, st *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
 	c, err := r.actor(ctx, p)
 	if err != nil {
 		return err
@@ -561,11 +570,7 @@ func (r *FlinkBlueGreenReconciler) do(ctx context.Context, p *v1alpha1.FlinkBlue
 		return client.IgnoreNotFound(c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground),
 			client.Preconditions{UID: &uid, ResourceVersion: &seen.ResourceVersion}))
 	case bluegreen.CreateSnapshot:
-		err := c.Create(ctx, snapshotObject(p, a.Snapshot), client.FieldOwner(objects.FieldManager))
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
+		return r.createSnapshot(ctx, c, p, a.Snapshot, st)
 	}
 	return fmt.Errorf("unknown action %q", a.Type)
 }

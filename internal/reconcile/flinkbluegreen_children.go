@@ -248,32 +248,68 @@ func observeSnapshot(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlue
 }
 
 // foreignSnapshot says why the FlinkStateSnapshot u is not one bg-gitops
-// created for p, "" when it is: of a job of p, and owned by p (its UID),
-// or the state record of its deletion, which outlives p by design.
+// created for p, "" when it is. Snapshots are ours only if we made them:
+// the uid the API server gave the snapshot bg-gitops's own create made
+// (status.savepoint.uid, see createSnapshot) is the proof. Owner
+// references, labels and names prove nothing: whoever may create a
+// snapshot in p's namespace can read p's uid and predict the next name.
+// A snapshot created under that name before bg-gitops asked for it
+// (AlreadyExists), or after its own was deleted, has another uid.
+//
+// The one exception is the state record of p's deletion (see
+// ownRecord), which outlives p by design: it is still checked by its
+// name and label alone.
 func foreignSnapshot(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) string {
 	job, _, _ := unstructured.NestedString(u.Object, "spec", "jobReference", "name")
 	if job != bluegreen.ChildName(p.Name, bluegreen.Blue) && job != bluegreen.ChildName(p.Name, bluegreen.Green) {
 		return fmt.Sprintf("its job is %q, not a job of %s", job, p.Name)
 	}
-	// The record label anyone may set: it vouches only for the record of
-	// p's own deletion, which is not owned since it outlives p.
-	if u.GetLabels()[v1alpha1.StateRecordLabel] == "true" && u.GetName() == bluegreen.FinalSnapshotName(p) {
+	if ownRecord(p, u) {
 		return ""
 	}
-	// Whoever may create a snapshot in p's namespace may also write p's
-	// uid in its owner references: ownership shows no more than that. A
-	// snapshot that names an existing savepoint (alreadyExists) would be
-	// completed by the operator with the path its creator chose; the
-	// savepoints bg-gitops asks for are taken of the job by the operator.
+	if why := notCreatedByUs(p, u); why != "" {
+		return why
+	}
+	// Its spec can still have been changed since it was created: one that
+	// names an existing savepoint (alreadyExists) would be completed by
+	// the operator with the path its writer chose; the savepoints
+	// bg-gitops asks for are taken of the job by the operator.
 	if existing, _, _ := unstructured.NestedBool(u.Object, "spec", "savepoint", "alreadyExists"); existing {
 		return "it names an existing savepoint (alreadyExists) instead of asking for one of the job"
 	}
-	for _, o := range u.GetOwnerReferences() {
-		if o.UID == p.UID {
-			return ""
-		}
+	return ""
+}
+
+// ownRecord reports the state record of p's own deletion (named after p's
+// uid, bluegreen.FinalSnapshotName, and labelled a record). Its rule is
+// kept as it was, name and label, and no uid is asked of it: a record is
+// read by a later object of p's name (observeRecord, by its labels),
+// after p and the status that recorded the record's uid are gone, so no
+// uid of bg-gitops's create survives to compare with; and while p is
+// deleted, its final savepoint is waited for whatever Foreign says
+// (bluegreen's awaitsFinalSavepoint). The uid of the record's create is
+// recorded all the same (createSnapshot), for whoever reads p's status.
+// The label vouches for nothing else: a transition's savepoint is never
+// a record.
+func ownRecord(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) bool {
+	return u.GetLabels()[v1alpha1.StateRecordLabel] == "true" && u.GetName() == bluegreen.FinalSnapshotName(p)
+}
+
+// notCreatedByUs says why u is not the snapshot whose creation bg-gitops
+// recorded in p's status ("" when it is). A status without a uid (one
+// written by an earlier version of bg-gitops, or whose write after the
+// create was lost while the controller restarted) trusts no snapshot:
+// the rollout fails safe, its old colour running, and a retry asks under
+// another name.
+func notCreatedByUs(p *v1alpha1.FlinkBlueGreenDeployment, u *unstructured.Unstructured) string {
+	want := p.Status.Savepoint.UID
+	switch {
+	case want == "":
+		return "bg-gitops recorded no uid of a snapshot of that name it created (status.savepoint.uid is empty)"
+	case u.GetUID() != want:
+		return fmt.Sprintf("its uid is %s, not %s, the one bg-gitops created", u.GetUID(), want)
 	}
-	return "it is not owned by " + p.Name
+	return ""
 }
 
 // missingFlinkCRD explains a cluster without the Flink operator's CRDs.

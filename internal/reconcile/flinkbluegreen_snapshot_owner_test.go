@@ -13,44 +13,48 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/reconcile"
 )
 
-// TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn: the snapshot
-// the controller creates for a deployment is its own; one of the same
-// name that someone created first (not owned by it, or of another job) is
-// foreign, and a state record, which outlives its deployment, is its own.
-func TestOnlySnapshotsBgGitopsCreatedForTheDeploymentAreItsOwn(t *testing.T) {
+// TestASnapshotIsOursOnlyByTheUIDItsCreateWasGiven: the snapshot whose
+// uid the controller's create recorded in status.savepoint.uid is the
+// deployment's own; one of the same name planted by someone else is
+// foreign, though it carries the deployment's uid in its owner
+// references and names its job (what the controller itself creates), as
+// is one with no uid recorded (a status written by an earlier version, or
+// whose write was lost); one of another job is foreign whatever uid is
+// recorded, and the deletion's state record, which outlives its
+// deployment, is its own by name and label.
+func TestASnapshotIsOursOnlyByTheUIDItsCreateWasGiven(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	p := fbgdObject(t, ns, "orders", 1, "flink:1.20.0", "")
 	require.NoError(t, env.Client.Create(ctx, p))
-	observe := func(spec *bluegreen.SnapshotSpec, mutate func(*v1alpha1.FlinkBlueGreenDeployment)) string {
+	observe := func(spec *bluegreen.SnapshotSpec, recorded func(created types.UID) types.UID) string {
 		t.Helper()
-		owner := p.DeepCopy()
-		if mutate != nil {
-			mutate(owner)
-		}
-		require.NoError(t, env.Client.Create(ctx, reconcile.SnapshotObject(owner, spec)))
-		p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: spec.Name}
+		u := reconcile.SnapshotObject(p, spec)
+		require.NoError(t, env.Client.Create(ctx, u))
+		p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: spec.Name, UID: recorded(u.GetUID())}
 		snap, err := reconcile.ObserveSnapshot(ctx, env.Client, p)
 		require.NoError(t, err)
 		require.NotNil(t, snap)
 		return snap.Foreign
 	}
-	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-ours", JobName: "orders-blue"}, nil))
-	// Owned by another deployment that exists (the garbage collector
-	// deletes a snapshot whose owner does not).
-	other := fbgdObject(t, ns, "other", 1, "flink:1.20.0", "")
-	require.NoError(t, env.Client.Create(ctx, other))
-	assert.Equal(t, "it is not owned by orders", observe(&bluegreen.SnapshotSpec{Name: "orders-sp-planted", JobName: "orders-blue"},
-		func(o *v1alpha1.FlinkBlueGreenDeployment) { o.Name, o.UID = other.Name, other.UID }))
+	created := func(uid types.UID) types.UID { return uid }
+	none := func(types.UID) types.UID { return "" }
+	ours := func(types.UID) types.UID { return "0b7e1f0e-0000-4000-8000-00000000000a" }
+	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-ours", JobName: "orders-blue"}, created))
+	assert.Contains(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-planted", JobName: "orders-blue"}, ours),
+		"not 0b7e1f0e-0000-4000-8000-00000000000a, the one bg-gitops created")
+	assert.Contains(t, observe(&bluegreen.SnapshotSpec{Name: "orders-sp-unrecorded", JobName: "orders-blue"}, none),
+		"status.savepoint.uid is empty")
 	assert.Equal(t, `its job is "payments-blue", not a job of orders`,
-		observe(&bluegreen.SnapshotSpec{Name: "orders-sp-other-job", JobName: "payments-blue"}, nil))
-	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: bluegreen.FinalSnapshotName(p), JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, nil))
+		observe(&bluegreen.SnapshotSpec{Name: "orders-sp-other-job", JobName: "payments-blue"}, created))
+	assert.Empty(t, observe(&bluegreen.SnapshotSpec{Name: bluegreen.FinalSnapshotName(p), JobName: "orders-green", Record: &bluegreen.RecordSpec{}}, none))
 }
 
 // TestARecordLabelDoesNotMakeATransitionSnapshotOurs: the state-record
@@ -69,15 +73,15 @@ func TestARecordLabelDoesNotMakeATransitionSnapshotOurs(t *testing.T) {
 	snap, err := reconcile.ObserveSnapshot(ctx, env.Client, p)
 	require.NoError(t, err)
 	require.NotNil(t, snap)
-	assert.Equal(t, "it is not owned by orders", snap.Foreign)
+	assert.Contains(t, snap.Foreign, "status.savepoint.uid is empty")
 }
 
-// TestAnOwnedSnapshotOfAChosenPathIsNotOurs: an owner reference to the
-// deployment's uid (readable, so writable by anyone who may create a
-// snapshot beside it) does not make a snapshot that names an existing
-// savepoint path ours: a transition never starts from a path its
-// snapshot's creator chose.
-func TestAnOwnedSnapshotOfAChosenPathIsNotOurs(t *testing.T) {
+// TestASnapshotOfAChosenPathIsNotOursEvenWithTheRecordedUID: a snapshot
+// whose uid the controller recorded, but whose spec now names an existing
+// savepoint path (alreadyExists, written since by anyone who may update
+// snapshots beside it), is not ours: a transition never starts from a
+// path its snapshot's writer chose.
+func TestASnapshotOfAChosenPathIsNotOursEvenWithTheRecordedUID(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	p := fbgdObject(t, ns, "orders", 1, "flink:1.20.0", "")
@@ -86,7 +90,7 @@ func TestAnOwnedSnapshotOfAChosenPathIsNotOurs(t *testing.T) {
 	require.NoError(t, unstructured.SetNestedField(u.Object, true, "spec", "savepoint", "alreadyExists"))
 	require.NoError(t, unstructured.SetNestedField(u.Object, "s3://elsewhere/savepoint-1", "spec", "savepoint", "path"))
 	require.NoError(t, env.Client.Create(ctx, u))
-	p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: "orders-sp-chosen"}
+	p.Status.Savepoint = &v1alpha1.SavepointStatus{Name: "orders-sp-chosen", UID: u.GetUID()}
 	snap, err := reconcile.ObserveSnapshot(ctx, env.Client, p)
 	require.NoError(t, err)
 	require.NotNil(t, snap)

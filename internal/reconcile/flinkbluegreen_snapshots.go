@@ -23,6 +23,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
+	"bggitops.dev/bg-gitops/internal/objects"
 )
 
 // pruneSnapshots deletes the FlinkStateSnapshots bg-gitops created for p
@@ -100,4 +101,88 @@ func deleteSnapshot(ctx context.Context, c client.Client, ns string, s bluegreen
 		return fmt.Errorf("delete FlinkStateSnapshot %s: %w", s.Name, err)
 	}
 	return nil
+}
+
+// createdSnapshot is a FlinkStateSnapshot this replica created for the
+// object uid parent, and the uid the API server gave it.
+type createdSnapshot struct {
+	parent, uid types.UID
+	name        string
+}
+
+// createSnapshot creates the FlinkStateSnapshot s asks for and records in
+// st the uid the API server gave it: only that snapshot is trusted (see
+// foreignSnapshot). The decision was written first (bluegreen.
+// StatusFirst), so only the replica whose write won creates it; the uid
+// goes out in the status write after the actions.
+//
+// AlreadyExists records nothing: the snapshot found is one this replica
+// created (its uid is recalled, see recallSnapshotUID), one another
+// replica created, or one planted under the name, and only the first can
+// be told apart from the last.
+func (r *FlinkBlueGreenReconciler) createSnapshot(ctx context.Context, c client.Client, p *v1alpha1.FlinkBlueGreenDeployment,
+	s *bluegreen.SnapshotSpec, st *v1alpha1.FlinkBlueGreenDeploymentStatus) error {
+	u := snapshotObject(p, s)
+	err := c.Create(ctx, u, client.FieldOwner(objects.FieldManager))
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.created.Store(client.ObjectKeyFromObject(p), createdSnapshot{parent: p.UID, name: s.Name, uid: u.GetUID()})
+	recordSnapshotUID(st, s.Name, u.GetUID())
+	return nil
+}
+
+// recalledUID is the uid of the snapshot st names as this replica created
+// it for p, when st does not record one ("" otherwise). The status write
+// after a create can be lost (a conflict); the snapshot is then observed
+// without its uid recorded, and this replica, which made it, still knows
+// it. A replica that does not (it restarted, or another created the
+// snapshot and stopped before its write) trusts it no more than a
+// planted one: the rollout fails with SnapshotNotOurs, the old colour
+// running, and a retry asks under another name.
+func (r *FlinkBlueGreenReconciler) recalledUID(p *v1alpha1.FlinkBlueGreenDeployment, st *v1alpha1.FlinkBlueGreenDeploymentStatus) types.UID {
+	sp := st.Savepoint
+	if sp == nil || sp.UID != "" {
+		return ""
+	}
+	v, ok := r.created.Load(client.ObjectKeyFromObject(p))
+	if !ok || v.(createdSnapshot).parent != p.UID || v.(createdSnapshot).name != sp.Name {
+		return ""
+	}
+	return v.(createdSnapshot).uid
+}
+
+// recallSnapshotUID records in st the uid recalledUID knows.
+func (r *FlinkBlueGreenReconciler) recallSnapshotUID(p *v1alpha1.FlinkBlueGreenDeployment, st *v1alpha1.FlinkBlueGreenDeploymentStatus) {
+	if uid := r.recalledUID(p, st); uid != "" {
+		recordSnapshotUID(st, st.Savepoint.Name, uid)
+	}
+}
+
+// withRecalledUID is p, or a copy of p whose status records the uid
+// recalledUID knows, for observing the snapshot.
+func (r *FlinkBlueGreenReconciler) withRecalledUID(p *v1alpha1.FlinkBlueGreenDeployment) *v1alpha1.FlinkBlueGreenDeployment {
+	uid := r.recalledUID(p, &p.Status)
+	if uid == "" {
+		return p
+	}
+	q := *p
+	recordSnapshotUID(&q.Status, p.Status.Savepoint.Name, uid)
+	return &q
+}
+
+// recordSnapshotUID sets the uid of the savepoint st names, when it names
+// the one called name. The savepoint is copied first: st may share it
+// with the status as stored (a status written before the actions), which
+// would then look unchanged and not be written.
+func recordSnapshotUID(st *v1alpha1.FlinkBlueGreenDeploymentStatus, name string, uid types.UID) {
+	if st.Savepoint == nil || st.Savepoint.Name != name {
+		return
+	}
+	sp := *st.Savepoint
+	sp.UID = uid
+	st.Savepoint = &sp
 }
