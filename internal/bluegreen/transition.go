@@ -114,7 +114,6 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	if tc == nil || tc.Deleting {
 		return false
 	}
-	diff := Classify(d.last, d.spec)
 	path, ok := d.reapplyPath(kind, tc, oc)
 	if !ok {
 		return false
@@ -127,6 +126,15 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 		}
 		return true
 	}
+	d.respec(kind, t, tc, path)
+	return true
+}
+
+// respec gives the transition's target T the spec committed during the
+// transition: applied to T, or T deleted to start again from the
+// savepoint; the deadline starts again.
+func (d *decider) respec(kind transitionKind, t Color, tc *Child, path string) {
+	diff := Classify(d.last, d.spec)
 	how := "re-applying"
 	d.supersede(path)
 	if d.restartsFromSavepoint(kind, path) {
@@ -148,7 +156,6 @@ func (d *decider) changedDuringTransition(kind transitionKind, t Color, tc, oc *
 	d.event(false, "TransitionUpdated", "spec changed during the transition (%s: %v): %s %s with %s",
 		diff.Type, diff.Fields, how, tc.Name, revOr(d.revision()))
 	d.requeue(d.t.interval)
-	return true
 }
 
 // suspendMidPatch: a suspend committed while the active job T restarts

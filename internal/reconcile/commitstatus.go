@@ -272,29 +272,10 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 			return err
 		}
 	}
-	deadline := time.Now().Add(forgeTimeout) // the clock of contexts, not c.Now
-	if c.Fence != nil {
-		until, err := c.Fence(ctx)
-		if err != nil {
-			return &fenceError{err}
-		}
-		if until.Before(deadline) {
-			deadline = until
-		}
-	}
 	key := gr.Spec.CommitStatus.Provider + "|" + gr.Spec.CommitStatus.Address + "|" + gr.Spec.CommitStatus.Repository
-	if until, ok := c.blockedUntil(key); ok {
-		return &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
-	}
-	// The budget is charged from here: the deadline below ends at
-	// start+left, so a forge that never answers spends all that is left.
-	start := time.Now()
-	left, err := c.Budget.allow(gr.Namespace, start)
+	start, deadline, err := c.callDeadline(ctx, gr.Namespace, key)
 	if err != nil {
 		return err
-	}
-	if end := start.Add(left); end.Before(deadline) {
-		deadline = end
 	}
 	p, token, err := c.provider(ctx, gr)
 	if err != nil {
@@ -327,6 +308,38 @@ func (c *CommitStatusReporter) report(ctx context.Context, gr *v1alpha1.GitRepos
 		logf.FromContext(ctx).Info("commit status not posted", "repository", gr.Spec.CommitStatus.Repository, "error", err.Error())
 	}
 	return err
+}
+
+// callDeadline is when a forge call that starts now must end: within
+// forgeTimeout, the leader's lease (Fence) and what is left of the
+// namespace's forge budget, which is charged from start. A forge key
+// (provider, address, repository) that asked to wait, or a namespace
+// without budget left, is a RateLimitedError; a lost lease a fenceError.
+func (c *CommitStatusReporter) callDeadline(ctx context.Context, ns, key string) (start, deadline time.Time, err error) {
+	deadline = time.Now().Add(forgeTimeout) // the clock of contexts, not c.Now
+	if c.Fence != nil {
+		until, err := c.Fence(ctx)
+		if err != nil {
+			return start, deadline, &fenceError{err}
+		}
+		if until.Before(deadline) {
+			deadline = until
+		}
+	}
+	if until, ok := c.blockedUntil(key); ok {
+		return start, deadline, &status.RateLimitedError{RetryAfter: until.Sub(c.now()), Message: "rate limited by the forge; waiting"}
+	}
+	// The deadline ends at start+left, so a forge that never answers
+	// spends all that is left.
+	start = time.Now()
+	left, err := c.Budget.allow(ns, start)
+	if err != nil {
+		return start, deadline, err
+	}
+	if end := start.Add(left); end.Before(deadline) {
+		deadline = end
+	}
+	return start, deadline, nil
 }
 
 // provider checks the address before it reads the token: a token is never
