@@ -14,8 +14,9 @@ KUBE_SCHEDULER := $(BIN)/kube-scheduler
 KUBE_PROXY     := $(BIN)/kube-proxy
 ETCD           := $(BIN)/etcd
 GITEA          := $(BIN)/gitea
-TOOLS          := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(GITEA) \
-	$(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) node-packages
+# PLANE_TOOLS serve make demo; the node's serve the cluster tests too.
+PLANE_TOOLS    := $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL) $(ETCD) $(GITEA)
+TOOLS          := $(PLANE_TOOLS) $(KUBELET) $(KUBE_SCHEDULER) $(KUBE_PROXY) node-packages
 # The node of the test cluster (internal/testing/cluster) stamps the real
 # version, as the node reports it.
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 \
@@ -197,7 +198,7 @@ chaos: tools build ## Fault soak of the whole system: DURATION (default 60m), SE
 	$(BIN)/chaos -duration $(DURATION) -seed "$(SEED)" -bg-gitops $(BIN)/bg-gitops -out chaos/results.md
 
 .PHONY: demo
-demo: tools build ## Run the local demo: the story from git push to commit status, then keep running (Ctrl-C stops it).
+demo: $(PLANE_TOOLS) build ## Run the local demo: the story from git push to commit status, then keep running (Ctrl-C stops it).
 	$(BIN)/bg-gitops dev --scenario
 
 .PHONY: help
