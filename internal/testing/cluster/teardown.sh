@@ -41,12 +41,16 @@ kp=$(cat "$B/kube-proxy" 2>/dev/null)
 [ -x "$kp" ] && "$kp" --cleanup >/dev/null 2>&1
 
 # 4. Mounts under DIR and the network namespaces containerd pinned in
-#    /run/netns, deepest first.
-awk '{print $5}' /proc/self/mountinfo | grep -E "^($W/|/run/netns/|/run/containerd/)" | sort -r | while read -r m; do
-	case "$m" in /run/netns/*) grep -qxF "$(basename "$m")" "$B/netns" 2>/dev/null && continue ;; esac
+#    /run/netns (cni-*; another's namespace there is not ours), deepest
+#    first; /run/containerd's only when it was not there before.
+awk '{print $5}' /proc/self/mountinfo | grep -E "^($W/|/run/netns/cni-|/run/containerd/)" | sort -r | while read -r m; do
+	case "$m" in
+	/run/netns/*) grep -qxF "$(basename "$m")" "$B/netns" 2>/dev/null && continue ;;
+	/run/containerd/*) grep -qxF /run/containerd "$B/paths" 2>/dev/null && continue ;;
+	esac
 	umount "$m" 2>/dev/null || umount -l "$m" || log "umount $m failed"
 done
-for n in /run/netns/*; do
+for n in /run/netns/cni-*; do
 	[ -e "$n" ] || continue
 	grep -qxF "$(basename "$n")" "$B/netns" 2>/dev/null || rm -f "$n"
 done
@@ -77,8 +81,12 @@ while read -r k v; do
 done <"$B/sysctl"
 
 # 9. Directories outside DIR that containerd, runc, CNI or the kubelet
-#    created.
+#    created; /run/netns only when nobody else's namespace is in it.
 while read -r p; do
-	[ -e "$p" ] && ! grep -qxF "$p" "$B/paths" && rm -rf "$p"
+	[ -e "$p" ] && ! grep -qxF "$p" "$B/paths" || continue
+	case "$p" in
+	/run/netns) rmdir "$p" 2>/dev/null || log "$p kept: $(ls "$p" | tr '\n' ' ')" ;;
+	*) rm -rf "$p" ;;
+	esac
 done <"$B/watched"
 exit 0

@@ -1,0 +1,71 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// teardown_test.go: teardown.sh leaves alone what others put on the
+// machine while a cluster ran.
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
+)
+
+// A network namespace another program pins in /run/netns while a cluster
+// runs is not the cluster's: teardown.sh removes containerd's (cni-*)
+// only, and keeps /run/netns while it holds another's.
+func TestTeardownKeepsANetworkNamespaceItDidNotCreate(t *testing.T) {
+	testenv.Require(t, prerequisites(binDir(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l, err := lock(ctx) // teardown.sh restores iptables: no cluster may run
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	if _, err := takeSnapshot(dir, Bridge, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat("/run/netns")
+	hadRunNetns := statErr == nil
+	ns := filepath.Join("/run/netns", fmt.Sprintf("bg-gitops-test-foreign-%d", os.Getpid()))
+	if err := os.MkdirAll("/run/netns", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ns, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = exec.Command("umount", ns).Run()
+		_ = os.Remove(ns)
+		if !hadRunNetns {
+			_ = os.Remove("/run/netns")
+		}
+	}()
+	if out, err := exec.Command("unshare", "--net="+ns, "true").CombinedOutput(); err != nil {
+		t.Fatalf("unshare: %v: %s", err, out)
+	}
+	script := filepath.Join(dir, "teardown.sh")
+	if err := os.WriteFile(script, teardownScript, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, "/bin/bash", script, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("teardown.sh: %v: %s", err, out)
+	}
+	t.Logf("teardown.sh: %s", out)
+	if _, err := os.Stat(ns); err != nil {
+		t.Errorf("teardown.sh removed %s, which another program made: %v", ns, err)
+	}
+}
