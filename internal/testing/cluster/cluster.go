@@ -57,7 +57,7 @@ var APIServiceIP = net.ParseIP("10.96.0.1")
 //go:embed teardown.sh
 var teardownScript []byte
 
-// Debian's packages (apt-get install containerd runc containernetworking-plugins iptables).
+// Debian's packages (apt-get install containerd runc containernetworking-plugins iptables iproute2 procps).
 var (
 	containerdBin = "/usr/bin/containerd"
 	ctrBin        = "/usr/bin/ctr"
@@ -150,10 +150,16 @@ func prerequisites(bin string) error {
 			return fmt.Errorf("%s not found in %s: %w", b, bin, testenv.ErrBinaryMissing)
 		}
 	}
-	for _, p := range []string{containerdBin, ctrBin, runcBin, filepath.Join(cniBinDir, "bridge"), "/usr/sbin/iptables"} {
+	const install = "apt-get install containerd runc containernetworking-plugins iptables iproute2 procps; make tools does"
+	for _, p := range []string{containerdBin, ctrBin, runcBin, filepath.Join(cniBinDir, "bridge")} {
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s not found (apt-get install containerd runc containernetworking-plugins iptables; make tools does): %w",
-				p, testenv.ErrBinaryMissing)
+			return fmt.Errorf("%s not found (%s): %w", p, install, testenv.ErrBinaryMissing)
+		}
+	}
+	// Start and teardown.sh run these from PATH.
+	for _, cmd := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables-save", "ip6tables-restore", "ip", "sysctl"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			return fmt.Errorf("%s not found (%s): %w", cmd, install, testenv.ErrBinaryMissing)
 		}
 	}
 	return nil
