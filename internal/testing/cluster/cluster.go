@@ -38,6 +38,11 @@ const (
 	// serviceCIDR holds the ClusterIPs; its first address is the
 	// kubernetes Service, the in-cluster API address.
 	serviceCIDR = "10.96.0.0/24"
+	// NodeName is the one node's name, and its Hostname address, by which
+	// the API server reaches the kubelet on 127.0.0.1 (logs, exec): not
+	// the machine's host name, which may resolve to another address or be
+	// no valid node name (the kubelet lowercases it).
+	NodeName = "localhost"
 	// PauseImage is the sandbox image Start builds and imports.
 	PauseImage = "localhost/bg-gitops-test/pause:v1"
 	// lockName is the machine-wide lock: one cluster at a time.
@@ -76,7 +81,7 @@ type Cluster struct {
 	// Plane is etcd and kube-apiserver; Plane.Config and Plane.Client
 	// are the administrator's, Plane.Kubeconfig their kubeconfig.
 	Plane *plane.Plane
-	// Node is the name of the one node (this machine's host name).
+	// Node is the name of the one node, NodeName.
 	Node string
 	// Dir holds everything of the cluster; Stop removes it unless
 	// KeepDir is set (to read the logs of a failed test).
@@ -110,10 +115,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.lock, err = lock(ctx); err != nil {
 		return nil, err
 	}
-	if c.Node, err = os.Hostname(); err != nil {
-		c.lock.Close()
-		return nil, err
-	}
+	c.Node = NodeName
 	if err := c.preflight(); err != nil {
 		c.lock.Close()
 		return nil, err

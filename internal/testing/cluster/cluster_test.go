@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +27,8 @@ import (
 	"bggitops.dev/bg-gitops/internal/testing/testenv/process"
 )
 
-// The cluster runs a pod on the bridge, opens a NodePort Service on the
+// The cluster runs a pod on the bridge, whose logs the API server reads
+// from the kubelet whatever this machine's host name, opens a NodePort Service on the
 // bridge's address only (not on the machine's network), and its Stop
 // leaves nothing behind: no process, mount, cgroup, bridge, network
 // namespace, iptables rule, changed sysctl or directory of containerd or
@@ -45,6 +47,11 @@ func TestClusterRunsAPodAndStopLeavesNothingBehind(t *testing.T) {
 
 	runPod(ctx, t, c, "sleeper")
 	nodePortsOnlyOnTheBridge(ctx, t, c)
+	// The API server reaches the kubelet (logs, exec) by the node's name.
+	kubectl := exec.CommandContext(ctx, filepath.Join(binDir(t), "kubectl"), "--kubeconfig", c.Kubeconfig(), "logs", "sleeper")
+	if out, err := kubectl.CombinedOutput(); err != nil {
+		t.Errorf("kubectl logs: %v: %s", err, out)
+	}
 
 	stopped = true
 	if err := c.Stop(); err != nil {
