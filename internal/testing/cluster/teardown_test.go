@@ -94,3 +94,58 @@ func TestStartNamesAMissingIPCommand(t *testing.T) {
 		t.Errorf("prerequisites without ip: %v", err)
 	}
 }
+
+// An iptables rule another program adds while a cluster runs is kept by
+// teardown.sh, which removes only what the cluster adds: its rules
+// (comment bg-gitops-test-), the KUBE-* chains and the jumps to them.
+func TestTeardownKeepsAnIPTablesRuleItDidNotAdd(t *testing.T) {
+	testenv.Require(t, prerequisites(binDir(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l, err := lock(ctx) // teardown.sh rewrites iptables: no cluster may run
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir := t.TempDir()
+	before, err := takeSnapshot(dir, Bridge, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := []string{"INPUT", "-s", "198.51.100.7/32", "-m", "comment", "--comment", fmt.Sprintf("bg-gitops-foreign-%d", os.Getpid()), "-j", "DROP"}
+	iptables := func(args ...string) error {
+		out, err := exec.Command("iptables", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	defer func() { _ = iptables(append([]string{"-D"}, foreign...)...) }()
+	for _, args := range [][]string{
+		{"-N", "KUBE-FIREWALL"}, {"-A", "INPUT", "-j", "KUBE-FIREWALL"},
+		{"-t", "nat", "-I", "PREROUTING", "-i", Bridge, "-d", "10.244.0.1/32", "-p", "tcp", "--dport", "9",
+			"-m", "comment", "--comment", "bg-gitops-test-host", "-j", "DNAT", "--to-destination", "127.0.0.1:9"},
+		append([]string{"-A"}, foreign...),
+	} {
+		if err := iptables(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(dir, "teardown.sh")
+	if err := os.WriteFile(script, teardownScript, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, "/bin/bash", script, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("teardown.sh: %v: %s", err, out)
+	}
+	if err := iptables(append([]string{"-C"}, foreign...)...); err != nil {
+		t.Errorf("teardown.sh removed a rule another program added: %v", err)
+	}
+	if err := iptables(append([]string{"-D"}, foreign...)...); err != nil {
+		t.Fatal(err)
+	}
+	if left := before.Leftovers(dir, Bridge); len(left) > 0 {
+		t.Errorf("teardown.sh left the cluster's rules:\n%s", strings.Join(left, "\n"))
+	}
+}
