@@ -89,10 +89,12 @@ $(KUBE_PROXY):
 # The test cluster's container runtime, from Debian, as .ci/run installs it.
 # It needs root, as the cluster tests do: without root it is left out, and
 # those tests skip (fail under CI).
-NODE_PACKAGES := containerd runc containernetworking-plugins iptables
+# iproute2 (ip) and procps (sysctl) are not essential: minimal images lack them.
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 procps
 .PHONY: node-packages
 node-packages:
-	@command -v containerd >/dev/null && command -v runc >/dev/null && test -x /usr/lib/cni/bridge && command -v iptables >/dev/null || \
+	@command -v containerd >/dev/null && command -v runc >/dev/null && test -x /usr/lib/cni/bridge && command -v iptables >/dev/null && \
+		command -v ip >/dev/null && command -v sysctl >/dev/null || \
 		if [ "$$(id -u)" = 0 ]; then apt-get update && apt-get install -y --no-install-recommends $(NODE_PACKAGES); \
 		else echo "not root: $(NODE_PACKAGES) not installed, the cluster tests will skip"; fi
 

@@ -38,6 +38,11 @@ const (
 	// serviceCIDR holds the ClusterIPs; its first address is the
 	// kubernetes Service, the in-cluster API address.
 	serviceCIDR = "10.96.0.0/24"
+	// NodeName is the one node's name, and its Hostname address, by which
+	// the API server reaches the kubelet on 127.0.0.1 (logs, exec): not
+	// the machine's host name, which may resolve to another address or be
+	// no valid node name (the kubelet lowercases it).
+	NodeName = "localhost"
 	// PauseImage is the sandbox image Start builds and imports.
 	PauseImage = "localhost/bg-gitops-test/pause:v1"
 	// lockName is the machine-wide lock: one cluster at a time.
@@ -57,7 +62,7 @@ var APIServiceIP = net.ParseIP("10.96.0.1")
 //go:embed teardown.sh
 var teardownScript []byte
 
-// Debian's packages (apt-get install containerd runc containernetworking-plugins iptables).
+// Debian's packages (apt-get install containerd runc containernetworking-plugins iptables iproute2 procps).
 var (
 	containerdBin = "/usr/bin/containerd"
 	ctrBin        = "/usr/bin/ctr"
@@ -76,7 +81,7 @@ type Cluster struct {
 	// Plane is etcd and kube-apiserver; Plane.Config and Plane.Client
 	// are the administrator's, Plane.Kubeconfig their kubeconfig.
 	Plane *plane.Plane
-	// Node is the name of the one node (this machine's host name).
+	// Node is the name of the one node, NodeName.
 	Node string
 	// Dir holds everything of the cluster; Stop removes it unless
 	// KeepDir is set (to read the logs of a failed test).
@@ -110,10 +115,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.lock, err = lock(ctx); err != nil {
 		return nil, err
 	}
-	if c.Node, err = os.Hostname(); err != nil {
-		c.lock.Close()
-		return nil, err
-	}
+	c.Node = NodeName
 	if err := c.preflight(); err != nil {
 		c.lock.Close()
 		return nil, err
@@ -150,10 +152,16 @@ func prerequisites(bin string) error {
 			return fmt.Errorf("%s not found in %s: %w", b, bin, testenv.ErrBinaryMissing)
 		}
 	}
-	for _, p := range []string{containerdBin, ctrBin, runcBin, filepath.Join(cniBinDir, "bridge"), "/usr/sbin/iptables"} {
+	const install = "apt-get install containerd runc containernetworking-plugins iptables iproute2 procps; make tools does"
+	for _, p := range []string{containerdBin, ctrBin, runcBin, filepath.Join(cniBinDir, "bridge")} {
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("%s not found (apt-get install containerd runc containernetworking-plugins iptables; make tools does): %w",
-				p, testenv.ErrBinaryMissing)
+			return fmt.Errorf("%s not found (%s): %w", p, install, testenv.ErrBinaryMissing)
+		}
+	}
+	// Start and teardown.sh run these from PATH.
+	for _, cmd := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables-save", "ip6tables-restore", "ip", "sysctl"} {
+		if _, err := exec.LookPath(cmd); err != nil {
+			return fmt.Errorf("%s not found (%s): %w", cmd, install, testenv.ErrBinaryMissing)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,9 +27,12 @@ import (
 	"bggitops.dev/bg-gitops/internal/testing/testenv/process"
 )
 
-// The cluster runs a pod on the bridge, and its Stop leaves nothing
-// behind: no process, mount, cgroup, bridge, network namespace, iptables
-// rule, changed sysctl or directory of containerd or the kubelet.
+// The cluster runs a pod on the bridge, whose logs the API server reads
+// from the kubelet whatever this machine's host name, opens a NodePort Service on the
+// bridge's address only (not on the machine's network), and its Stop
+// leaves nothing behind: no process, mount, cgroup, bridge, network
+// namespace, iptables rule, changed sysctl or directory of containerd or
+// the kubelet.
 func TestClusterRunsAPodAndStopLeavesNothingBehind(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -42,6 +46,12 @@ func TestClusterRunsAPodAndStopLeavesNothingBehind(t *testing.T) {
 	}()
 
 	runPod(ctx, t, c, "sleeper")
+	nodePortsOnlyOnTheBridge(ctx, t, c)
+	// The API server reaches the kubelet (logs, exec) by the node's name.
+	kubectl := exec.CommandContext(ctx, filepath.Join(binDir(t), "kubectl"), "--kubeconfig", c.Kubeconfig(), "logs", "sleeper")
+	if out, err := kubectl.CombinedOutput(); err != nil {
+		t.Errorf("kubectl logs: %v: %s", err, out)
+	}
 
 	stopped = true
 	if err := c.Stop(); err != nil {
@@ -76,6 +86,41 @@ func runPod(ctx context.Context, t *testing.T, c *Cluster, name string) {
 		t.Fatalf("pod not running: %v (status %+v)\n%s", err, pod.Status, c.Logs(2048))
 	}
 	t.Logf("pod %s running at %s", pod.Name, pod.Status.PodIP)
+}
+
+// nodePortsOnlyOnTheBridge creates a NodePort Service and checks that
+// kube-proxy sends its node port to the pods from HostIP only: every jump
+// to KUBE-NODEPORTS names HostIP as the destination.
+func nodePortsOnlyOnTheBridge(ctx context.Context, t *testing.T, c *Cluster) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "nodeport", Namespace: metav1.NamespaceDefault},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: map[string]string{"app": "none"},
+			Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if err := c.Client().Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	dport := fmt.Sprintf("--dport %d ", svc.Spec.Ports[0].NodePort)
+	var nat string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		// Without endpoints its node port is a REJECT in the filter table.
+		all, err := exec.CommandContext(ctx, "iptables-save").Output()
+		if err != nil || !strings.Contains(string(all), dport) {
+			return false, nil
+		}
+		out, err := exec.CommandContext(ctx, "iptables-save", "-t", "nat").Output()
+		nat = string(out)
+		return err == nil && strings.Contains(nat, "-j KUBE-NODEPORTS"), nil
+	})
+	if err != nil {
+		t.Fatalf("kube-proxy wrote no node port rules: %v\n%s", err, nat)
+	}
+	for _, rule := range strings.Split(nat, "\n") {
+		if strings.HasSuffix(rule, "-j KUBE-NODEPORTS") && !strings.Contains(rule, "-d "+HostIP.String()+"/32 ") {
+			t.Errorf("a node port is open beyond the bridge: %s", rule)
+		}
+	}
 }
 
 // childEnv makes the test binary the child of

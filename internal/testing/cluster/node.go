@@ -290,8 +290,10 @@ serializeImagePulls: false
 }
 
 // startProxy runs kube-proxy in iptables mode. Node ports only on the
-// node's primary address (none are used), so it does not turn on
-// route_localnet; conntrack settings left as they are.
+// bridge's address (HostIP): not on the node's primary address, which
+// would open them to the machine's network, nor on 127.0.0.1, for which
+// kube-proxy turns on route_localnet on every interface. Conntrack
+// settings left as they are.
 func (c *Cluster) startProxy() error {
 	kc, err := c.kubeconfig(proxyUser)
 	if err != nil {
@@ -306,7 +308,7 @@ func (c *Cluster) startProxy() error {
 		"--healthz-bind-address", "127.0.0.1:"+strconv.Itoa(ports[0]),
 		"--metrics-bind-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
 		"--conntrack-max-per-core", "0", "--conntrack-tcp-timeout-established", "0", "--conntrack-tcp-timeout-close-wait", "0",
-		"--nodeport-addresses", "primary")
+		"--nodeport-addresses", HostIP.String()+"/32")
 	return err
 }
 

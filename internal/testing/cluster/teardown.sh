@@ -21,7 +21,7 @@ for i in 1 2 3 4 5; do
 	pids=$(grep -l -- "$W[/]" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | grep -vxF -e "$$" -e "$PPID")
 	[ -z "$pids" ] && break
 	for pid in $pids; do
-		log "kill $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120)"
+		log "kill $pid $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | cut -c1-120)"
 		kill -9 "$pid" 2>/dev/null
 	done
 	sleep 0.2
@@ -36,17 +36,20 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	sleep 0.2
 done
 
-# 3. kube-proxy's rules.
-kp=$(cat "$B/kube-proxy" 2>/dev/null)
-[ -x "$kp" ] && "$kp" --cleanup >/dev/null 2>&1
+# 3. kube-proxy's rules: with the kubelet's, in 7 (kube-proxy --cleanup
+#    would remove those of a kube-proxy the machine ran before too).
 
 # 4. Mounts under DIR and the network namespaces containerd pinned in
-#    /run/netns, deepest first.
-awk '{print $5}' /proc/self/mountinfo | grep -E "^($W/|/run/netns/|/run/containerd/)" | sort -r | while read -r m; do
-	case "$m" in /run/netns/*) grep -qxF "$(basename "$m")" "$B/netns" 2>/dev/null && continue ;; esac
+#    /run/netns (cni-*; another's namespace there is not ours), deepest
+#    first; /run/containerd's only when it was not there before.
+awk '{print $5}' /proc/self/mountinfo | grep -E "^($W/|/run/netns/cni-|/run/containerd/)" | sort -r | while read -r m; do
+	case "$m" in
+	/run/netns/*) grep -qxF "$(basename "$m")" "$B/netns" 2>/dev/null && continue ;;
+	/run/containerd/*) grep -qxF /run/containerd "$B/paths" 2>/dev/null && continue ;;
+	esac
 	umount "$m" 2>/dev/null || umount -l "$m" || log "umount $m failed"
 done
-for n in /run/netns/*; do
+for n in /run/netns/cni-*; do
 	[ -e "$n" ] || continue
 	grep -qxF "$(basename "$n")" "$B/netns" 2>/dev/null || rm -f "$n"
 done
@@ -60,11 +63,20 @@ for h in /sys/fs/cgroup/*/kubepods; do
 	[ -d "$h" ] && log "cgroup $h left"
 done
 
-# 7. iptables and ip6tables: the tables that existed as they were; the
-#    others emptied (iptables-nft cannot delete a table).
+# 7. iptables and ip6tables: what the cluster added removed — the rules
+#    of Start and ReachFromPods (comment bg-gitops-test-), the chains of
+#    the kubelet and kube-proxy (KUBE-*) and the rules that jump to them —
+#    unless the line was there before; what others added while the
+#    cluster ran is kept. The tables that did not exist before emptied
+#    (iptables-nft cannot delete a table).
 for t in iptables ip6tables; do
 	[ -f "$B/$t" ] || continue
-	[ -s "$B/$t" ] && "$t-restore" <"$B/$t"
+	"$t-save" | awk -v before="$B/$t" '
+		function norm(l) { gsub(/ \[[0-9]+:[0-9]+\]/, "", l); return l }
+		BEGIN { while ((getline l <before) > 0) { if (l ~ /^\*/) tb = l; was[tb SUBSEP norm(l)] = 1 } }
+		/^\*/ { tb = $0 }
+		!was[tb SUBSEP norm($0)] && (/bg-gitops-test-/ || /^:KUBE-/ || /^-A KUBE-/ || /-[jg] KUBE-/) { next }
+		{ print }' >"$W/$t.after" && "$t-restore" <"$W/$t.after"
 	for table in $("$t-save" | sed -n 's/^\*//p'); do
 		grep -qx "\*$table" "$B/$t" && continue
 		"$t" -t "$table" -F && "$t" -t "$table" -X
@@ -77,8 +89,12 @@ while read -r k v; do
 done <"$B/sysctl"
 
 # 9. Directories outside DIR that containerd, runc, CNI or the kubelet
-#    created.
+#    created; /run/netns only when nobody else's namespace is in it.
 while read -r p; do
-	[ -e "$p" ] && ! grep -qxF "$p" "$B/paths" && rm -rf "$p"
+	[ -e "$p" ] && ! grep -qxF "$p" "$B/paths" || continue
+	case "$p" in
+	/run/netns) rmdir "$p" 2>/dev/null || log "$p kept: $(ls "$p" | tr '\n' ' ')" ;;
+	*) rm -rf "$p" ;;
+	esac
 done <"$B/watched"
 exit 0
