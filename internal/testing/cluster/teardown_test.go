@@ -27,18 +27,7 @@ import (
 // runs is not the cluster's: teardown.sh removes containerd's (cni-*)
 // only, and keeps /run/netns while it holds another's.
 func TestTeardownKeepsANetworkNamespaceItDidNotCreate(t *testing.T) {
-	testenv.Require(t, prerequisites(binDir(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	l, err := lock(ctx) // teardown.sh restores iptables: no cluster may run
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	dir := t.TempDir()
-	if _, err := takeSnapshot(dir, Bridge, ""); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := lockedSnapshot(t)
 	_, statErr := os.Stat("/run/netns")
 	hadRunNetns := statErr == nil
 	ns := filepath.Join("/run/netns", fmt.Sprintf("bg-gitops-test-foreign-%d", os.Getpid()))
@@ -62,7 +51,7 @@ func TestTeardownKeepsANetworkNamespaceItDidNotCreate(t *testing.T) {
 	if err := os.WriteFile(script, teardownScript, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx, "/bin/bash", script, dir).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), "/bin/bash", script, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("teardown.sh: %v: %s", err, out)
 	}
@@ -99,19 +88,7 @@ func TestStartNamesAMissingIPCommand(t *testing.T) {
 // teardown.sh, which removes only what the cluster adds: its rules
 // (comment bg-gitops-test-), the KUBE-* chains and the jumps to them.
 func TestTeardownKeepsAnIPTablesRuleItDidNotAdd(t *testing.T) {
-	testenv.Require(t, prerequisites(binDir(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	l, err := lock(ctx) // teardown.sh rewrites iptables: no cluster may run
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	dir := t.TempDir()
-	before, err := takeSnapshot(dir, Bridge, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, before := lockedSnapshot(t)
 	foreign := []string{"INPUT", "-s", "198.51.100.7/32", "-m", "comment", "--comment", fmt.Sprintf("bg-gitops-foreign-%d", os.Getpid()), "-j", "DROP"}
 	iptables := func(args ...string) error {
 		out, err := exec.Command("iptables", args...).CombinedOutput()
@@ -135,7 +112,7 @@ func TestTeardownKeepsAnIPTablesRuleItDidNotAdd(t *testing.T) {
 	if err := os.WriteFile(script, teardownScript, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.CommandContext(ctx, "/bin/bash", script, dir).CombinedOutput()
+	out, err := exec.CommandContext(t.Context(), "/bin/bash", script, dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("teardown.sh: %v: %s", err, out)
 	}
@@ -148,4 +125,24 @@ func TestTeardownKeepsAnIPTablesRuleItDidNotAdd(t *testing.T) {
 	if left := before.Leftovers(dir, Bridge); len(left) > 0 {
 		t.Errorf("teardown.sh left the cluster's rules:\n%s", strings.Join(left, "\n"))
 	}
+}
+
+// lockedSnapshot holds the cluster lock until t ends (teardown.sh rewrites
+// iptables: no cluster may run meanwhile) and records the machine in a
+// directory of t's, as Start does before a cluster starts.
+func lockedSnapshot(t *testing.T) (dir string, before *snapshot) {
+	t.Helper()
+	testenv.Require(t, prerequisites(binDir(t)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l, err := lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	dir = t.TempDir()
+	if before, err = takeSnapshot(dir, Bridge, ""); err != nil {
+		t.Fatal(err)
+	}
+	return dir, before
 }
