@@ -44,7 +44,7 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 func run(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
 	var err error
-	if env, err = testenv.Start(testenv.Options{ControllerManager: true}); err != nil {
+	if env, err = testenv.Start(testenv.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -55,18 +55,19 @@ type Options struct {
 	// WithoutFlinkCRDs leaves the Flink test CRDs out (to test a cluster
 	// without the Flink operator).
 	WithoutFlinkCRDs bool
-	// ControllerManager also runs kube-controller-manager with its
-	// garbage collector and namespace controller, so that deletions
-	// cascade through ownerReferences and namespaces are deleted as in a
-	// cluster. Without it nothing deletes a dependent or a namespace.
-	ControllerManager bool
+	// WithoutControllerManager leaves out kube-controller-manager, which
+	// otherwise runs with its garbage collector and namespace controller,
+	// so that deletions cascade through ownerReferences and namespaces are
+	// deleted as in a cluster. Without it nothing deletes a dependent or a
+	// namespace.
+	WithoutControllerManager bool
 }
 
 // Scheme knows the built-in kinds, CRDs and the bggitops.dev types.
 func Scheme() *runtime.Scheme { return scheme.New() }
 
-// Start starts etcd and kube-apiserver (and, when asked, the
-// kube-controller-manager) and installs the CRDs.
+// Start starts etcd, kube-apiserver and kube-controller-manager (unless
+// WithoutControllerManager) and installs the CRDs.
 func Start(opts Options) (*Env, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -100,7 +101,7 @@ func Start(opts Options) (*Env, error) {
 		_ = e.Stop()
 		return nil, err
 	}
-	if opts.ControllerManager {
+	if !opts.WithoutControllerManager {
 		if err := e.startControllerManager(); err != nil {
 			_ = e.Stop()
 			return nil, err
