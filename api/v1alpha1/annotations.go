@@ -19,6 +19,11 @@ const (
 	// ReconcileRequestedAtAnnotation asks for an immediate reconcile of a
 	// GitRepository; acknowledged in status.lastHandledReconcileAt.
 	ReconcileRequestedAtAnnotation = "bggitops.dev/reconcile-requested-at"
+
+	// PlanRequestedAtAnnotation on a GitRepository: plan its open pull
+	// requests now (a pull-request webhook sets it); the sync is not
+	// touched.
+	PlanRequestedAtAnnotation = "bggitops.dev/plan-requested-at"
 	// SuspendAnnotation ("true") suspends a GitRepository like spec.suspend
 	// does; `bg-gitops suspend|resume` set and remove it.
 	SuspendAnnotation = "bggitops.dev/suspend"

@@ -124,6 +124,15 @@ type GitRepositorySpec struct {
 	// repository to these windows.
 	// +optional
 	RolloutWindows []RolloutWindow `json:"rolloutWindows,omitempty"`
+
+	// PullRequests, when set, plans the open pull (merge) requests into
+	// spec.ref.branch: each head is fetched, rendered, dry-run as the
+	// applying identity and compared with the live objects, and the plan is
+	// posted on the head as the commit status
+	// bg-gitops/plan/<namespace>/<name> (and one comment, edited in place,
+	// where the token allows). Nothing is ever applied from a pull request.
+	// +optional
+	PullRequests *PullRequestsSpec `json:"pullRequests,omitempty"`
 }
 
 // GitRepositoryRef selects what to check out. Exactly one field is set.
@@ -177,6 +186,66 @@ type CommitStatusSpec struct {
 	// SecretRef names a Secret with the API token under the key token.
 	// +required
 	SecretRef LocalObjectReference `json:"secretRef"`
+}
+
+// PullRequestsSpec says which pull requests get a plan.
+type PullRequestsSpec struct {
+	// RefPattern lists the heads to plan from the repository's refs instead
+	// of the forge's API: one '*' stands for the pull request's number, as
+	// in refs/pull/*/head (GitHub, Gitea) or refs/merge-requests/*/head
+	// (GitLab). Empty: the open pull requests into spec.ref.branch are
+	// listed through spec.commitStatus (its provider, address and token),
+	// which is then required. Labels and authors are known only from the
+	// forge's listing.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^refs/[^*]*\*[^*]*$`
+	RefPattern string `json:"refPattern,omitempty"`
+	// Max is how many open pull requests are planned at most, the most
+	// recently updated first (default 20).
+	// +optional
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Max int32 `json:"max,omitempty"`
+	// SkipLabels: a pull request carrying any of these labels is not
+	// planned.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	SkipLabels []string `json:"skipLabels,omitempty"`
+	// SkipAuthors: a pull request opened by any of these forge users is not
+	// planned.
+	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	SkipAuthors []string `json:"skipAuthors,omitempty"`
+}
+
+// Outcomes of a PullRequestPlan.
+const (
+	PlanPending   = "Pending"
+	PlanSucceeded = "Succeeded"
+	PlanFailed    = "Failed"
+)
+
+// PullRequestPlan is the plan of one open pull request's head.
+type PullRequestPlan struct {
+	// Number of the pull (merge) request.
+	Number int64 `json:"number"`
+	// HeadSHA is the commit planned.
+	HeadSHA string `json:"headSHA"`
+	// Outcome is Pending, Succeeded or Failed.
+	// +kubebuilder:validation:Enum=Pending;Succeeded;Failed
+	Outcome string `json:"outcome"`
+	// Summary is the plan's one-line summary (the commit status's
+	// description).
+	// +optional
+	Summary string `json:"summary,omitempty"`
+	// CommentID is the forge's id of the plan comment, edited in place on
+	// each new head; 0 when none was written.
+	// +optional
+	CommentID int64 `json:"commentID,omitempty"`
+	// Time is when the head was planned.
+	Time metav1.Time `json:"time"`
 }
 
 // WebhookSpec configures push webhooks.
@@ -255,6 +324,13 @@ type GitRepositoryStatus struct {
 	// reconcile is requested (bg-gitops reconcile gitrepository).
 	// +optional
 	LastWorkerFailure *WorkerFailure `json:"lastWorkerFailure,omitempty"`
+	// PullRequests are the plans of the open pull requests
+	// (spec.pullRequests), by number; a closed pull request is dropped.
+	// +optional
+	// +listType=map
+	// +listMapKey=number
+	// +kubebuilder:validation:MaxItems=100
+	PullRequests []PullRequestPlan `json:"pullRequests,omitempty"`
 }
 
 // Stages of a WorkerFailure.

@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// pullrequests.go: the forge's side of pull-request plans — PlanContext,
+// PullRequest and the Reviews interface (listing open pull requests, one
+// plan comment per GitRepository edited in place).
+
+package status
+
+import (
+	"context"
+	"errors"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// planPrefix starts every plan context.
+const planPrefix = "bg-gitops/plan/"
+
+// PlanContext is the context of a GitRepository's plan on a pull request's
+// head.
+func PlanContext(namespace, name string) string {
+	return planPrefix + namespace + "/" + name
+}
+
+// PullRequest is an open pull (merge) request, as the forge lists it.
+type PullRequest struct {
+	// Number is the pull request's number (GitLab: the merge request's iid).
+	Number int64
+	// HeadSHA is the commit at its head.
+	HeadSHA string
+	// HeadRef is the ref that fetches the head from the base repository,
+	// forks included: refs/pull/<n>/head (GitHub, Gitea) or
+	// refs/merge-requests/<n>/head (GitLab).
+	HeadRef string
+	// Title, Author (the forge login) and Labels, for skipping and the
+	// report.
+	Title  string
+	Author string
+	Labels []string
+	// Fork is true when the head lives in another repository: its content
+	// is untrusted input.
+	Fork bool
+}
+
+// MaxCommentBytes bounds a plan comment's body: longer reports are cut
+// with a note (every forge takes at least 65,536 characters).
+const MaxCommentBytes = 60000
+
+// Reviews is the forge's pull-request API that plans need.
+type Reviews interface {
+	// PullRequests lists the open pull requests into base (a branch name),
+	// the most recently updated first, at most limit.
+	PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error)
+	// UpsertComment writes body as the plan comment of pull request
+	// number and returns its id. id is the comment written before (0 if
+	// unknown): it is edited in place. When id is 0 or that comment is
+	// gone, the comment whose body carries marker is edited, else a new
+	// comment is created. body is cut to MaxCommentBytes.
+	UpsertComment(ctx context.Context, number int64, id int64, marker, body string) (int64, error)
+}
+
+// ErrNoReviews: the provider's pull-request API is not implemented yet.
+var ErrNoReviews = errors.New("pull requests: not implemented for this provider")
+
+// NewReviews returns the pull-request API of spec's forge, with the same
+// address checks and token as NewProvider.
+func NewReviews(spec v1alpha1.CommitStatusSpec, token string, o Options) (Reviews, error) {
+	return nil, ErrNoReviews
+}
