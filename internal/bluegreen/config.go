@@ -53,3 +53,11 @@ func parseTimers(cfg map[string]string) (timers, error) {
 	}
 	return t, nil
 }
+
+// AbortGracePeriod is the time a transition's new colour has to become
+// ready before it is aborted (spec.configuration's abort grace period,
+// 10m by default), as Decide arms the deadline.
+func AbortGracePeriod(cfg map[string]string) (time.Duration, error) {
+	t, err := parseTimers(cfg)
+	return t.grace, err
+}

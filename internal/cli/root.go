@@ -56,7 +56,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand())
+	root.AddCommand(newVersionCommand(), newControllerCommand(), newBuildCommand(), newDiffCommand(), newPlanCommand())
 	root.AddCommand(newRequestCommands()...)
 	root.AddCommand(newWaitCommand(), newHistoryCommand(), newRollbackCommand())
 	root.AddCommand(newGetCommand())

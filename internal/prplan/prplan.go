@@ -13,10 +13,11 @@ package prplan
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -50,53 +51,104 @@ type Input struct {
 type Result struct {
 	// Report compares the live objects (base) with the head; each
 	// FlinkBlueGreenDeployment's Deployment is bluegreen's plan.
-	Report *review.Report
+	Report *review.Report `json:"report"`
 	// Jobs: what the live state adds, per FlinkBlueGreenDeployment that
 	// the head adds, changes or removes.
-	Jobs []Job
+	Jobs []Job `json:"jobs"`
 	// Refused: the objects the API server refused in the dry-run, with its
 	// reason.
-	Refused []Refusal
+	Refused []Refusal `json:"refused,omitempty"`
+
+	pr status.PullRequest
 }
 
 // Job is what the live state adds to one FlinkBlueGreenDeployment's plan.
 type Job struct {
-	Namespace, Name string
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 	// Facts, one sentence each: the running colour and the savepoint the
 	// new colour would start from, a rollout in flight this change
 	// supersedes, a closed rollout window and when it opens, manual
 	// promotion, the abort deadline, a removal or rename that stops a job.
-	Facts []string
+	Facts []string `json:"facts,omitempty"`
 	// StopsWithoutSavepoint: the head removes or replaces a job that runs
 	// and no savepoint would keep its state.
-	StopsWithoutSavepoint bool
+	StopsWithoutSavepoint bool `json:"stopsWithoutSavepoint,omitempty"`
+	// Running is the child that runs now (status.activeDeployment), ""
+	// when none does or the object is new.
+	Running string `json:"running,omitempty"`
+	// Action is the plan's (review.Plan.Action).
+	Action review.Action `json:"action"`
 }
 
 // Refusal is an object the dry-run refused.
 type Refusal struct {
-	Object string // Kind namespace/name
-	Reason string // the API server's message
+	Object string `json:"object"` // Kind namespace/name
+	Reason string `json:"reason"` // the API server's message
 }
 
-// ErrNotImplemented is returned until the planner lands.
-var ErrNotImplemented = errors.New("prplan: not implemented")
-
-// Plan plans in.Head against the cluster. Nothing is written.
+// Plan plans in.Head against the cluster. Nothing is written. A refusal of
+// the dry-run is part of the Result, not an error.
 func Plan(ctx context.Context, in Input) (*Result, error) {
-	return nil, ErrNotImplemented
+	head := make([]*unstructured.Unstructured, len(in.Head))
+	for i, u := range in.Head {
+		head[i] = u.DeepCopy()
+	}
+	live, err := Compare(ctx, in.Applier, in.Reader, head, in.GitRepository)
+	if err != nil {
+		return nil, err
+	}
+	live.Report.Head = headRevision(in.HeadRevision)
+	if in.GitRepository != nil {
+		live.Report.Path = in.GitRepository.GetPath()
+	}
+	fbgds, err := headFBGDs(head)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jobs(ctx, in, live.Report, fbgds)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Report: live.Report, Jobs: js, Refused: live.Refused, pr: in.PullRequest}, nil
+}
+
+// headRevision is <ref>@sha1:<hex> as a review.Revision.
+func headRevision(rev string) review.Revision {
+	ref, sha, err := v1alpha1.ParseRevision(rev)
+	if err != nil {
+		return review.Revision{Ref: rev}
+	}
+	return review.Revision{Ref: ref, SHA: sha}
+}
+
+// headFBGDs are the FlinkBlueGreenDeployments of head by review ID.
+func headFBGDs(head []*unstructured.Unstructured) (map[string]*v1alpha1.FlinkBlueGreenDeployment, error) {
+	out := map[string]*v1alpha1.FlinkBlueGreenDeployment{}
+	for _, u := range head {
+		gvk := u.GroupVersionKind()
+		if gvk.Group != v1alpha1.GroupVersion.Group || gvk.Kind != v1alpha1.FlinkBlueGreenDeploymentKind {
+			continue
+		}
+		p := &v1alpha1.FlinkBlueGreenDeployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
+			return nil, fmt.Errorf("%s: not a valid FlinkBlueGreenDeployment: %w", idOf(u), err)
+		}
+		out[idOf(u)] = p
+	}
+	return out, nil
 }
 
 // Outcome is v1alpha1.PlanFailed when the dry-run refused an object or a
 // job would stop without a savepoint, else v1alpha1.PlanSucceeded.
-func (r *Result) Outcome() string { return v1alpha1.PlanFailed }
-
-// Summary is one line (at most 140 bytes) for the commit status: what the
-// change does to the running jobs, or why it fails.
-func (r *Result) Summary() string { return "" }
-
-// Markdown is the report of the plan comment: the marker line first, then
-// the live facts and the diff (review.WriteMarkdown).
-func (r *Result) Markdown(marker string) string { return marker }
-
-// Text is the report `bg-gitops plan` prints.
-func (r *Result) Text() string { return "" }
+func (r *Result) Outcome() string {
+	if len(r.Refused) > 0 {
+		return v1alpha1.PlanFailed
+	}
+	for _, j := range r.Jobs {
+		if j.StopsWithoutSavepoint {
+			return v1alpha1.PlanFailed
+		}
+	}
+	return v1alpha1.PlanSucceeded
+}

@@ -103,17 +103,11 @@ func (r *Renderer) build(ctx context.Context, dir, path string, o render.Options
 	return r.Worker.Build(ctx, dir, path, o)
 }
 
-// finish is a copy of raw stamped for gr at revision, in its target
-// namespace (scopes from the RESTMapper).
+// finish is raw finished for gr at revision (render.Finish; scopes from
+// the RESTMapper).
 func (r *Renderer) finish(raw []*unstructured.Unstructured, revision string, gr *v1alpha1.GitRepository) ([]*unstructured.Unstructured, error) {
-	objs := deepCopy(raw)
-	for _, u := range objs {
-		objects.Stamp(u, revision, gr.SourceValue())
-	}
-	if err := render.Namespace(objs, gr.Spec.TargetNamespace, r.clusterScoped); err != nil {
-		return nil, &render.BuildError{Path: gr.GetPath(), Err: err}
-	}
-	return objs, nil
+	t := render.Target{Revision: revision, Source: gr.SourceValue(), Namespace: gr.Spec.TargetNamespace, Path: gr.GetPath()}
+	return render.Finish(raw, t, r.clusterScoped)
 }
 
 // commitOf is the hex commit of a revision (<ref>@sha1:<hex>).
@@ -190,14 +184,6 @@ func (r *Renderer) clusterScoped(gvk schema.GroupVersionKind) (bool, bool) {
 		return false, false
 	}
 	return !namespaced, true
-}
-
-func deepCopy(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	out := make([]*unstructured.Unstructured, len(objs))
-	for i, o := range objs {
-		out[i] = o.DeepCopy()
-	}
-	return out
 }
 
 // retryableRender reports whether a failed build may succeed unchanged: it

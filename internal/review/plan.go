@@ -170,13 +170,17 @@ func deletePlan(base *unstructured.Unstructured) (*Plan, error) {
 }
 
 // startsEmpty reports an added stateful FlinkBlueGreenDeployment that
-// names no state to start from (no initialSavepointPath, restore-from or
-// initial-state, whatever its value: a bad one fails the deployment).
+// names no state to start from (see StartsEmpty).
 func startsEmpty(head *unstructured.Unstructured) bool {
 	p, err := fbgdOf(head)
-	if err != nil {
-		return false
-	}
+	return err == nil && StartsEmpty(p)
+}
+
+// StartsEmpty reports a stateful FlinkBlueGreenDeployment that names no
+// state to start from (no initialSavepointPath, restore-from or
+// initial-state, whatever its value: a bad one fails the deployment):
+// added beside the removal of another, a rename that loses its state.
+func StartsEmpty(p *v1alpha1.FlinkBlueGreenDeployment) bool {
 	tmpl := &p.Spec.Template.Spec
 	_, set := p.Annotations[v1alpha1.InitialStateAnnotation]
 	return tmpl.Stateful() && templatePath(p) == "" && !set && !bluegreen.RestoresOnPurpose(p)

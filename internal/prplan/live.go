@@ -1,0 +1,165 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// live.go: Compare, the head against the live objects by a server-side
+// dry-run apply as the applying identity (`bg-gitops diff --cluster` and
+// Plan), and placing the head in its GitRepository's target namespace.
+
+package prplan
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/render"
+	"bggitops.dev/bg-gitops/internal/review"
+)
+
+// Live is the head compared with the live objects.
+type Live struct {
+	// Report: base is the live objects, head what a server-side apply by
+	// the controller's field manager would make of them (dry-run).
+	Report *review.Report
+	// Refused are the objects the dry-run refused; they are left out of
+	// Report.
+	Refused []Refusal
+	// Source is the GitRepository that applies the head (the one given,
+	// or the one the live objects name); nil when that cannot be told,
+	// and Why says why: what it would prune is then not shown.
+	Source *v1alpha1.GitRepository
+	Why    string
+}
+
+// Compare compares every head object with the live one: the head side is
+// what a server-side apply by the controller's field manager would make
+// of the live object (dry-run through applier, nothing is written), so
+// defaulted fields do not show and fields someone changed by hand (drift)
+// do. Both sides go through objects.Normalize, the controller's own
+// definition of drift, so an object shows exactly when the controller,
+// applying the same commit, would re-apply it. Objects only in the cluster
+// show as removed when the controller would prune them: they are in the
+// inventory of gr, the GitRepository that applies the head (when nil, the
+// one the live objects name; see ApplyingSource and Prunable). head must be
+// placed (PlaceHead).
+func Compare(ctx context.Context, applier client.Client, reader client.Reader, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) (*Live, error) {
+	out := &Live{Source: gr}
+	var live, dry, raw []*unstructured.Unstructured
+	for _, obj := range head {
+		l, d, refusal, err := dryRunApply(ctx, applier, reader, obj)
+		switch {
+		case err != nil:
+			return nil, err
+		case refusal != nil:
+			out.Refused = append(out.Refused, *refusal)
+			continue
+		}
+		if l != nil {
+			raw = append(raw, l.DeepCopy())
+			live = append(live, objects.Normalize(l))
+		}
+		dry = append(dry, objects.Normalize(d))
+	}
+	gone, err := out.prunable(ctx, reader, head, raw)
+	if err != nil {
+		return nil, err
+	}
+	if out.Report, err = review.Compare(append(live, gone...), dry); err != nil {
+		return nil, err
+	}
+	out.Report.Base = review.Revision{Ref: "cluster"}
+	return out, nil
+}
+
+// prunable finds the applying source when none was given and reads what
+// it would prune.
+func (l *Live) prunable(ctx context.Context, reader client.Reader, head, raw []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if l.Source == nil {
+		gr, why, err := ApplyingSource(ctx, reader, "", raw)
+		if err != nil {
+			return nil, err
+		}
+		l.Source, l.Why = gr, why
+	}
+	if l.Source == nil {
+		return nil, nil
+	}
+	return Prunable(ctx, reader, l.Source, head)
+}
+
+// PlaceHead puts the namespaced objects of head in the target namespace of
+// gr, the GitRepository that applies them, as the controller does
+// (render.Namespace); without gr, one with no namespace cannot be compared.
+func PlaceHead(mapper client.Client, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) error {
+	scoped := Scopes(mapper)
+	why := "the GitRepository that applies --path gives it its spec.targetNamespace; name that GitRepository with --source NAMESPACE/NAME"
+	if gr != nil {
+		if err := render.Namespace(head, gr.Spec.TargetNamespace, scoped); err != nil {
+			return err
+		}
+		why = "the controller refuses to apply it (set spec.targetNamespace of gitrepository " + gr.Namespace + "/" + gr.Name + " or metadata.namespace)"
+	}
+	for _, obj := range head {
+		if cluster, known := scoped(obj.GroupVersionKind()); obj.GetNamespace() == "" && known && !cluster {
+			return fmt.Errorf("%s has no namespace: %s", objects.ID(obj), why)
+		}
+	}
+	return nil
+}
+
+// Scopes tells cluster-scoped kinds from c's RESTMapper (known false when
+// the mapper does not know the kind), as render.Namespace asks.
+func Scopes(c client.Client) func(schema.GroupVersionKind) (cluster, known bool) {
+	return func(gvk schema.GroupVersionKind) (bool, bool) {
+		namespaced, err := objects.Namespaced(c.RESTMapper(), gvk)
+		return !namespaced, err == nil
+	}
+}
+
+// dryRunApply returns the live object (nil when absent) and the dry-run
+// result of applying obj, or the refusal of the API server. An object
+// whose namespace does not exist yet is new: the rendered object stands
+// for the dry-run result.
+func dryRunApply(ctx context.Context, applier client.Client, reader client.Reader, obj *unstructured.Unstructured) (live, dry *unstructured.Unstructured, refused *Refusal, err error) {
+	live = &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, nil, nil, fmt.Errorf("read %s: %w", objects.ID(obj), err)
+		}
+		live = nil
+	}
+	dry = obj.DeepCopy()
+	err = objects.Apply(ctx, applier, dry, client.DryRunAll)
+	switch {
+	case err == nil:
+		return live, dry, nil, nil
+	case live == nil && apierrors.IsNotFound(err):
+		return nil, obj.DeepCopy(), nil, nil
+	case refusal(err):
+		return nil, nil, &Refusal{Object: idOf(obj), Reason: scrubSecret(obj, err.Error())}, nil
+	}
+	return nil, nil, nil, fmt.Errorf("dry-run apply %s: %w", objects.ID(obj), err)
+}
+
+// refusal reports an error the API server gives for good: the identity
+// may not (403, an admission webhook's denial too), the object is invalid
+// (422) or malformed (400), or its kind is unknown.
+func refusal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsMethodNotSupported(err)
+}
+
+// idOf is Kind namespace/name, as review names objects.
+func idOf(u *unstructured.Unstructured) string {
+	return review.Object{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}.ID()
+}
