@@ -29,7 +29,7 @@ func (jc *jobCtx) changed(j *Job, pl *review.Plan, live, head *v1alpha1.FlinkBlu
 		return
 	}
 	if inFlight(live.Status.BlueGreenState) {
-		jc.inFlight(j, pl, live)
+		jc.inFlight(j, pl, live, head)
 	} else {
 		running(j, pl, live)
 	}

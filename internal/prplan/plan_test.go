@@ -95,8 +95,8 @@ func TestChangeDuringTransitionSupersedesIt(t *testing.T) {
 
 	j := job(t, r, "orders")
 	assert.Equal(t, review.ActionTransitionSavepoint, j.Action)
-	hasFact(t, j, "a rollout of main@sha1:"+strings.Repeat("0", 39)+"2 is in flight (TRANSITIONING_TO_GREEN); this change supersedes it")
-	hasFact(t, j, "orders-green is deleted and started again with this change's spec: from a fresh savepoint of orders-blue")
+	hasFact(t, j, "a rollout of main@sha1:"+strings.Repeat("0", 39)+"2 is in flight (TRANSITIONING_TO_GREEN)")
+	hasFact(t, j, "this change supersedes it: orders-green is deleted and started again with this change's spec, from a fresh savepoint of orders-blue")
 	hasFact(t, j, "promotion is Manual: orders-blue stays active until `bg-gitops promote fbgd orders -n "+ns+"`")
 	assert.Equal(t, v1alpha1.PlanSucceeded, r.Outcome())
 }

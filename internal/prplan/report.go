@@ -66,6 +66,8 @@ func (j Job) short() string {
 		return "blue/green with savepoint"
 	case review.ActionTransitionStateless:
 		return "blue/green, stateless"
+	case review.ActionNothing:
+		return "no change to the job"
 	case review.ActionDelete:
 		if j.Running != "" {
 			return "removed, stops " + j.Running
