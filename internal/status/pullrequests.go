@@ -12,7 +12,6 @@ package status
 
 import (
 	"context"
-	"errors"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -63,11 +62,20 @@ type Reviews interface {
 	UpsertComment(ctx context.Context, number int64, id int64, marker, body string) (int64, error)
 }
 
-// ErrNoReviews: the provider's pull-request API is not implemented yet.
-var ErrNoReviews = errors.New("pull requests: not implemented for this provider")
-
 // NewReviews returns the pull-request API of spec's forge, with the same
-// address checks and token as NewProvider.
+// address checks, redirect rule, HTTP client and token as NewProvider.
 func NewReviews(spec v1alpha1.CommitStatusSpec, token string, o Options) (Reviews, error) {
-	return nil, ErrNoReviews
+	p, err := NewProvider(spec, token, o)
+	if err != nil {
+		return nil, err
+	}
+	switch p := p.(type) {
+	case *giteaProvider:
+		return &giteaReviews{giteaProvider: p}, nil
+	case *githubProvider:
+		return &githubReviews{githubProvider: p}, nil
+	case *gitlabProvider:
+		return &gitlabReviews{gitlabProvider: p}, nil
+	}
+	return nil, unknownProvider(spec.Provider)
 }
