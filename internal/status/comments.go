@@ -25,6 +25,12 @@ const cutNote = "\n\n… (cut: the report is longer than the forge comment limit
 // comment on a pull request.
 const maxCommentPages = 10
 
+// maxPullRequests bounds a listing: one page on every forge.
+const maxPullRequests = 100
+
+// listLimit is limit within 1..maxPullRequests.
+func listLimit(limit int) int { return min(max(limit, 1), maxPullRequests) }
+
 // comment is a pull request's comment as upsertComment needs it.
 type comment struct {
 	id, author int64

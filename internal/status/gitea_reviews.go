@@ -32,6 +32,7 @@ type giteaReviews struct {
 // PullRequests pages through open pull requests, most recently updated
 // first, and keeps those into base.
 func (g *giteaReviews) PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error) {
+	limit = listLimit(limit)
 	c, err := g.client(ctx)
 	if err != nil {
 		return nil, err

@@ -23,8 +23,9 @@ type githubReviews struct {
 
 // PullRequests reads one page: GitHub filters by base and sorts.
 func (g *githubReviews) PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error) {
+	limit = listLimit(limit)
 	opt := &gh.PullRequestListOptions{State: "open", Base: base, Sort: "updated", Direction: "desc",
-		ListOptions: gh.ListOptions{PerPage: min(max(limit, 1), 100)}}
+		ListOptions: gh.ListOptions{PerPage: limit}}
 	prs, resp, err := g.client.PullRequests.List(ctx, g.owner, g.repo, opt)
 	if err != nil {
 		return nil, g.wrap("list pull requests", resp, err)

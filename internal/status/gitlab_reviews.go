@@ -45,8 +45,9 @@ type gitlabNote struct {
 
 // PullRequests reads one page: GitLab filters by target branch and sorts.
 func (g *gitlabReviews) PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error) {
+	limit = listLimit(limit)
 	q := url.Values{"state": {"opened"}, "target_branch": {base}, "order_by": {"updated_at"},
-		"sort": {"desc"}, "per_page": {strconv.Itoa(min(max(limit, 1), 100))}}
+		"sort": {"desc"}, "per_page": {strconv.Itoa(limit)}}
 	var mrs []gitlabMergeRequest
 	if _, err := g.do(ctx, http.MethodGet, "/merge_requests?"+q.Encode(), nil, &mrs); err != nil {
 		return nil, fmt.Errorf("gitlab list merge requests %s: %w", g.project, err)

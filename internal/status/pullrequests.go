@@ -52,7 +52,7 @@ const MaxCommentBytes = 60000
 // Reviews is the forge's pull-request API that plans need.
 type Reviews interface {
 	// PullRequests lists the open pull requests into base (a branch name),
-	// the most recently updated first, at most limit.
+	// the most recently updated first, at most limit (taken within 1..100).
 	PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error)
 	// UpsertComment writes body as the plan comment of pull request
 	// number and returns its id. id is the comment written before (0 if

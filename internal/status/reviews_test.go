@@ -8,6 +8,7 @@ package status
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -144,5 +145,23 @@ func TestCommentBody(t *testing.T) {
 				t.Fatalf("commentBody: %d bytes (want %d), valid %v, cut %v", len(got), tt.wantLen, utf8.ValidString(got), strings.HasSuffix(got, cutNote))
 			}
 		})
+	}
+}
+
+// A forge answer past maxForgeBody fails the call, whichever client reads
+// it, instead of being held in memory.
+func TestForgeAnswersAreBounded(t *testing.T) {
+	huge := cannedResponse{200, nil, `[{"title":"` + strings.Repeat("x", maxForgeBody) + `"}]`}
+	gh, _, github := newGitHubReviewsForTest(t)
+	gl, _, gitlab := newGitLabReviewsForTest(t)
+	for _, tc := range []struct {
+		f  *fakeForge
+		rv Reviews
+	}{{gh, github}, {gl, gitlab}} {
+		tc.f.failNext(huge)
+		_, err := tc.rv.PullRequests(context.Background(), "main", 5)
+		if !errors.Is(err, errAnswerTooLarge) {
+			t.Fatalf("PullRequests on a %d-byte answer: %v, want %v", len(huge.body), err, errAnswerTooLarge)
+		}
 	}
 }
