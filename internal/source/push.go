@@ -4,8 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// push.go: forge push webhooks — ParsePushEvent, VerifySignature, Concerns
-// (whether a push can move the watched ref) and WebhookPath.
+// push.go: forge webhooks — ParsePushEvent, ParsePullRequestEvent,
+// VerifySignature, Concerns (whether a push can move the watched ref),
+// PlansFor (whether a pull-request event changes a plan) and WebhookPath.
 
 package source
 
@@ -33,12 +34,13 @@ const (
 	GitLabTokenHeader     = "X-Gitlab-Token"
 )
 
-// Errors of ParsePushEvent and VerifySignature.
+// Errors of ParsePushEvent, ParsePullRequestEvent and VerifySignature.
 var (
-	ErrNotPushEvent = errors.New("not a push event")
-	ErrBadPayload   = errors.New("malformed push payload")
-	ErrNoSignature  = errors.New("no signature header (X-Hub-Signature-256, X-Gitea-Signature or X-Gitlab-Token)")
-	ErrBadSignature = errors.New("signature does not match the webhook secret")
+	ErrNotPushEvent        = errors.New("not a push event")
+	ErrNotPullRequestEvent = errors.New("not a pull request event")
+	ErrBadPayload          = errors.New("malformed webhook payload")
+	ErrNoSignature         = errors.New("no signature header (X-Hub-Signature-256, X-Gitea-Signature or X-Gitlab-Token)")
+	ErrBadSignature        = errors.New("signature does not match the webhook secret")
 )
 
 // PushEvent is the part of a forge push event the receiver needs.
@@ -74,6 +76,89 @@ func ParsePushEvent(h http.Header, body []byte) (PushEvent, error) {
 		return PushEvent{Event: ev}, fmt.Errorf("%w: ref %q is not a full ref name", ErrBadPayload, truncate(p.Ref, 64))
 	}
 	return PushEvent{Event: ev, Ref: p.Ref, After: p.After}, nil
+}
+
+// PullRequestEvent is the part of a forge pull-request event the
+// receiver needs.
+type PullRequestEvent struct {
+	// Event is the event header's value: "pull_request" or "Merge Request
+	// Hook".
+	Event string
+	// Action is what happened: "opened", "synchronize" (GitHub),
+	// "synchronized" (Gitea), "update" (GitLab), ….
+	Action string
+	// Number is the pull request's number (GitLab: the iid).
+	Number int64
+	// Base is the branch the pull request merges into.
+	Base string
+}
+
+// gitlabMergeRequestEvent is GitLab's event header value.
+const gitlabMergeRequestEvent = "Merge Request Hook"
+
+// IsPullRequestEvent reports a pull-request event by its header: GitHub's
+// and Gitea's "pull_request" (Gitea sends it for its sync, label, assign
+// and milestone events too, naming them in X-Gitea-Event-Type), GitLab's
+// "Merge Request Hook".
+func IsPullRequestEvent(h http.Header) bool {
+	ev := eventName(h)
+	return ev == "pull_request" || ev == gitlabMergeRequestEvent
+}
+
+// ParsePullRequestEvent reads a GitHub, Gitea or GitLab pull-request
+// event. It does not verify the signature (see VerifySignature).
+func ParsePullRequestEvent(h http.Header, body []byte) (PullRequestEvent, error) {
+	ev := eventName(h)
+	if !IsPullRequestEvent(h) {
+		return PullRequestEvent{Event: ev}, fmt.Errorf("%w: %q", ErrNotPullRequestEvent, truncate(ev, 64))
+	}
+	var p struct {
+		Action      string `json:"action"`
+		Number      int64  `json:"number"`
+		PullRequest struct {
+			Base struct {
+				Ref string `json:"ref"`
+			} `json:"base"`
+		} `json:"pull_request"`
+		ObjectAttributes struct {
+			IID          int64  `json:"iid"`
+			Action       string `json:"action"`
+			TargetBranch string `json:"target_branch"`
+		} `json:"object_attributes"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		return PullRequestEvent{Event: ev}, fmt.Errorf("%w: %v", ErrBadPayload, err)
+	}
+	out := PullRequestEvent{Event: ev, Action: p.Action, Number: p.Number, Base: p.PullRequest.Base.Ref}
+	if ev == gitlabMergeRequestEvent {
+		a := p.ObjectAttributes
+		out = PullRequestEvent{Event: ev, Action: a.Action, Number: a.IID, Base: a.TargetBranch}
+	}
+	if out.Base == "" || len(out.Base) > 1024 {
+		return PullRequestEvent{Event: ev}, fmt.Errorf("%w: no base branch", ErrBadPayload)
+	}
+	return out, nil
+}
+
+// planActions are the pull-request actions that change what a plan shows
+// or whether there is one: the head moved, the pull request opened or
+// closed, its title, base or labels changed.
+var planActions = map[string]bool{
+	// GitHub and Gitea.
+	"opened": true, "reopened": true, "closed": true, "edited": true,
+	// GitHub.
+	"synchronize": true, "labeled": true, "unlabeled": true,
+	// Gitea.
+	"synchronized": true, "label_updated": true, "label_cleared": true,
+	// GitLab (object_attributes.action; "update" covers pushes and labels).
+	"open": true, "reopen": true, "update": true, "close": true, "merge": true,
+}
+
+// PlansFor reports whether a pull-request event changes the plans of a
+// GitRepository following ref: an action in planActions on a pull request
+// into ref's branch.
+func PlansFor(ref v1alpha1.GitRepositoryRef, ev PullRequestEvent) bool {
+	return planActions[ev.Action] && ref.Branch != "" && ev.Base == ref.Branch
 }
 
 // eventName prefers Gitea's header: Gitea also sends X-GitHub-Event.

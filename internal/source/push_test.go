@@ -129,6 +129,85 @@ func FuzzParsePushEvent(f *testing.F) {
 	})
 }
 
+func TestParsePullRequestEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+		body string
+		want PullRequestEvent
+		err  error
+	}{
+		{"github", headers(GitHubEventHeader, "pull_request"), `{"action":"synchronize","number":7,"pull_request":{"base":{"ref":"main"}}}`,
+			PullRequestEvent{Event: "pull_request", Action: "synchronize", Number: 7, Base: "main"}, nil},
+		{"gitea", headers(GiteaEventHeader, "pull_request", "X-Gitea-Event-Type", "pull_request_label", GitHubEventHeader, "pull_request"),
+			`{"action":"label_updated","number":3,"pull_request":{"base":{"ref":"dev"}}}`,
+			PullRequestEvent{Event: "pull_request", Action: "label_updated", Number: 3, Base: "dev"}, nil},
+		{"gitlab", headers(GitLabEventHeader, "Merge Request Hook"), `{"object_kind":"merge_request","object_attributes":{"iid":9,"action":"update","target_branch":"main"}}`,
+			PullRequestEvent{Event: "Merge Request Hook", Action: "update", Number: 9, Base: "main"}, nil},
+		{"push", headers(GitHubEventHeader, "push"), `{"ref":"refs/heads/main"}`, PullRequestEvent{}, ErrNotPullRequestEvent},
+		{"no event header", headers(), `{}`, PullRequestEvent{}, ErrNotPullRequestEvent},
+		{"not json", headers(GitHubEventHeader, "pull_request"), `action=opened`, PullRequestEvent{}, ErrBadPayload},
+		{"no base", headers(GitHubEventHeader, "pull_request"), `{"action":"opened","number":1}`, PullRequestEvent{}, ErrBadPayload},
+		{"gitlab shape on github", headers(GitHubEventHeader, "pull_request"), `{"object_attributes":{"target_branch":"main"}}`, PullRequestEvent{}, ErrBadPayload},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, err := ParsePullRequestEvent(tc.h, []byte(tc.body))
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ev)
+		})
+	}
+}
+
+func FuzzParsePullRequestEvent(f *testing.F) {
+	for _, s := range []struct{ header, event, body string }{
+		{GitHubEventHeader, "pull_request", `{"action":"opened","number":1,"pull_request":{"base":{"ref":"main"},"head":{"sha":"a"}}}`},
+		{GiteaEventHeader, "pull_request", `{"action":"synchronized","number":2,"pull_request":{"base":{"ref":"main"}}}`},
+		{GitLabEventHeader, "Merge Request Hook", `{"object_attributes":{"iid":3,"action":"open","target_branch":"main"}}`},
+		{GitHubEventHeader, "pull_request", `{"pull_request":null}`},
+		{GitHubEventHeader, "pull_request", `[]`},
+	} {
+		f.Add(s.header, s.event, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, header, event string, body []byte) {
+		h := http.Header{}
+		h.Set(header, event)
+		ev, err := ParsePullRequestEvent(h, body)
+		if err != nil {
+			return
+		}
+		if ev.Base == "" || len(ev.Base) > 1024 || (ev.Event != "pull_request" && ev.Event != "Merge Request Hook") {
+			t.Fatalf("accepted %+v", ev)
+		}
+	})
+}
+
+func TestPlansFor(t *testing.T) {
+	type R = v1alpha1.GitRepositoryRef
+	ev := func(action, base string) PullRequestEvent { return PullRequestEvent{Action: action, Base: base} }
+	for _, tc := range []struct {
+		ref  R
+		ev   PullRequestEvent
+		want bool
+	}{
+		{R{Branch: "main"}, ev("opened", "main"), true},
+		{R{Branch: "main"}, ev("synchronize", "main"), true},
+		{R{Branch: "main"}, ev("synchronized", "main"), true},
+		{R{Branch: "main"}, ev("update", "main"), true},
+		{R{Branch: "main"}, ev("closed", "main"), true},
+		{R{Branch: "main"}, ev("unlabeled", "main"), true},
+		{R{Branch: "main"}, ev("opened", "dev"), false},
+		{R{Branch: "main"}, ev("assigned", "main"), false},
+		{R{Branch: "main"}, ev("review_requested", "main"), false},
+		{R{Tag: "v1"}, ev("opened", "main"), false},
+	} {
+		assert.Equal(t, tc.want, PlansFor(tc.ref, tc.ev), "%+v %+v", tc.ref, tc.ev)
+	}
+}
+
 func TestConcerns(t *testing.T) {
 	type R = v1alpha1.GitRepositoryRef
 	for _, tc := range []struct {

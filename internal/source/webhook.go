@@ -4,8 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// webhook.go: Receiver, the http.Handler that verifies a push webhook
-// against its GitRepository and sets its reconcile-requested-at annotation.
+// webhook.go: Receiver, the http.Handler that verifies a push or
+// pull-request webhook against its GitRepository and sets its
+// reconcile-requested-at or plan-requested-at annotation.
 
 package source
 
@@ -58,7 +59,10 @@ func IndexWebhookPath(obj client.Object) []string {
 // Receiver serves POST /hook/<id>: it verifies a forge's push webhook
 // against the GitRepository whose status.webhookPath is the request path
 // and, when the push concerns the watched ref, sets the
-// bggitops.dev/reconcile-requested-at annotation with a merge patch.
+// bggitops.dev/reconcile-requested-at annotation with a merge patch. When
+// spec.pullRequests is set, a pull-request event that changes what is
+// planned for a pull request into the watched branch (see PlansFor) sets
+// bggitops.dev/plan-requested-at instead, and leaves the sync alone.
 // Anything else is answered 4xx without side effects. A delivery handled
 // before (see replayMemo) is answered 200 without a second request.
 //
@@ -68,8 +72,10 @@ func IndexWebhookPath(obj client.Object) []string {
 // (e.g. as a manager.RunnableFunc running an http.Server; see
 // reconcile.setupReceiver). It needs RBAC to list,
 // watch and patch gitrepositories and to get secrets. Responses: 200
-// reconcile requested (or the delivery was handled before), 202 push to
-// another ref, 400 not a push or bad payload, 401 bad or missing
+// reconcile or plan requested (or the delivery was handled before), 202
+// push to another ref or pull-request event that changes no plan, 400 not
+// a push (nor, with spec.pullRequests, a pull-request event) or bad
+// payload, 401 bad or missing
 // signature, 404 unknown path, or a GitRepository whose webhook Secret (or
 // its token key) is missing: the sender learns no more than for a path
 // that does not exist, the log names the Secret; 405 not POST, 413 body
@@ -167,31 +173,70 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 		return 0, "", err
 	}
 	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String())
-	body, ev, free, err := rc.authenticate(r, gr, log)
+	body, free, err := rc.authenticate(r, gr, log)
 	if err != nil {
 		return 0, "", err
 	}
 	defer free()
+	if gr.Spec.PullRequests != nil && IsPullRequestEvent(r.Header) {
+		return rc.deliverPullRequest(r, gr, body, log)
+	}
+	ev, err := ParsePushEvent(r.Header, body)
+	if err != nil {
+		return 0, "", fail(http.StatusBadRequest, "%v", err)
+	}
 	return rc.deliver(r, gr, body, ev, log.WithValues("ref", ev.Ref))
 }
 
 // deliver requests a reconcile for a verified push, unless the delivery
 // was handled before or concerns another ref.
 func (rc *Receiver) deliver(r *http.Request, gr *v1alpha1.GitRepository, body []byte, ev PushEvent, log logr.Logger) (int, string, error) {
+	return rc.once(r, gr, body, log, func() (int, string, error) {
+		if !Concerns(gr.GetRef(), ev.Ref) {
+			return http.StatusAccepted, fmt.Sprintf("push to %s ignored: not the watched ref", ev.Ref), nil
+		}
+		if err := rc.requestReconcile(r.Context(), gr); err != nil {
+			return 0, "", err
+		}
+		log.Info("push webhook: reconcile requested")
+		return http.StatusOK, "reconcile requested", nil
+	})
+}
+
+// deliverPullRequest requests a plan for a verified pull-request event,
+// unless the delivery was handled before or changes no plan of gr's.
+func (rc *Receiver) deliverPullRequest(r *http.Request, gr *v1alpha1.GitRepository, body []byte, log logr.Logger) (int, string, error) {
+	ev, err := ParsePullRequestEvent(r.Header, body)
+	if err != nil {
+		return 0, "", fail(http.StatusBadRequest, "%v", err)
+	}
+	log = log.WithValues("pullRequest", ev.Number, "action", truncate(ev.Action, 64))
+	return rc.once(r, gr, body, log, func() (int, string, error) {
+		if !PlansFor(gr.GetRef(), ev) {
+			return http.StatusAccepted, fmt.Sprintf("pull request #%d (%s into %s) ignored: no plan of the watched branch changes",
+				ev.Number, truncate(ev.Action, 64), truncate(ev.Base, 64)), nil
+		}
+		if err := rc.requestPlan(r.Context(), gr); err != nil {
+			return 0, "", err
+		}
+		log.Info("pull request webhook: plan requested")
+		return http.StatusOK, "plan requested", nil
+	})
+}
+
+// once runs handle for a delivery not handled before. A delivery whose
+// handling fails is forgotten: the forge's retry is handled.
+func (rc *Receiver) once(r *http.Request, gr *v1alpha1.GitRepository, body []byte, log logr.Logger, handle func() (int, string, error)) (int, string, error) {
 	keys := deliveryKeys(gr.Status.WebhookPath, r.Header, body)
 	if !rc.replays().begin(keys, rc.now()) {
-		log.Info("push webhook: delivery handled before, not requested again")
+		log.Info("webhook: delivery handled before, not requested again")
 		return http.StatusOK, "delivery already handled", nil
 	}
-	if !Concerns(gr.GetRef(), ev.Ref) {
-		return http.StatusAccepted, fmt.Sprintf("push to %s ignored: not the watched ref", ev.Ref), nil
-	}
-	if err := rc.requestReconcile(r.Context(), gr); err != nil {
+	code, msg, err := handle()
+	if err != nil {
 		rc.replays().forget(keys)
-		return 0, "", err
 	}
-	log.Info("push webhook: reconcile requested")
-	return http.StatusOK, "reconcile requested", nil
+	return code, msg, err
 }
 
 func (rc *Receiver) gate() *receiverGate {
@@ -233,29 +278,26 @@ func (rc *Receiver) lookup(ctx context.Context, path string) (*v1alpha1.GitRepos
 // token is checked before the body is read: a request without a signature
 // header, or with a wrong GitLab token, is refused without reading it. The
 // body is read within the byte budget (free gives its share back) and
-// through the HMAC, and the signature is checked before parsing, so an
-// unauthenticated sender learns nothing about the payload rules.
-func (rc *Receiver) authenticate(r *http.Request, gr *v1alpha1.GitRepository, log logr.Logger) (body []byte, ev PushEvent, free func(), err error) {
+// through the HMAC, and the signature is checked before the caller
+// parses it, so an unauthenticated sender learns nothing about the
+// payload rules.
+func (rc *Receiver) authenticate(r *http.Request, gr *v1alpha1.GitRepository, log logr.Logger) (body []byte, free func(), err error) {
 	token, err := rc.webhookToken(r.Context(), gr, log)
 	if err != nil {
-		return nil, PushEvent{}, nil, err
+		return nil, nil, err
 	}
 	if err := verifyToken(r.Header, token); err != nil {
-		return nil, PushEvent{}, nil, fail(http.StatusUnauthorized, "%v", err)
+		return nil, nil, fail(http.StatusUnauthorized, "%v", err)
 	}
 	body, sum, free, err := rc.readBody(r, token)
 	if err != nil {
-		return nil, PushEvent{}, nil, err
+		return nil, nil, err
 	}
 	if err := verifyMAC(r.Header, sum); err != nil {
 		free()
-		return nil, PushEvent{}, nil, fail(http.StatusUnauthorized, "%v", err)
+		return nil, nil, fail(http.StatusUnauthorized, "%v", err)
 	}
-	if ev, err = ParsePushEvent(r.Header, body); err != nil {
-		free()
-		return nil, PushEvent{}, nil, fail(http.StatusBadRequest, "%v", err)
-	}
-	return body, ev, free, nil
+	return body, free, nil
 }
 
 // readBody reads the body into one buffer and through the HMAC keyed by
@@ -350,29 +392,46 @@ func (rc *Receiver) reader() client.Reader {
 // pushed commit as well. The patch is fenced by the resourceVersion read:
 // a request made since (a conflict) is seen on a fresh read and kept.
 func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	key := client.ObjectKeyFromObject(gr)
+	return rc.annotate(ctx, gr, v1alpha1.ReconcileRequestedAtAnnotation, func(gr *v1alpha1.GitRepository) bool {
+		v := gr.GetAnnotations()[v1alpha1.ReconcileRequestedAtAnnotation]
+		return v != "" && v != gr.Status.LastHandledReconcileAt
+	})
+}
+
+// requestPlan asks for the pull requests to be planned now. A plan is
+// made once per head commit, so a request overwritten before it is
+// handled loses nothing: the newer one plans the same heads or newer ones.
+func (rc *Receiver) requestPlan(ctx context.Context, gr *v1alpha1.GitRepository) error {
+	return rc.annotate(ctx, gr, v1alpha1.PlanRequestedAtAnnotation, func(*v1alpha1.GitRepository) bool { return false })
+}
+
+// annotate sets annotation key to the current time, unless pending says a
+// request is still to be handled, with a merge patch fenced by the
+// resourceVersion read; on a conflict it reads gr afresh and decides again.
+func (rc *Receiver) annotate(ctx context.Context, gr *v1alpha1.GitRepository, key string, pending func(*v1alpha1.GitRepository) bool) error {
+	name := client.ObjectKeyFromObject(gr)
 	first := true
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		if !first {
-			if err := rc.reader().Get(ctx, key, gr); err != nil {
+			if err := rc.reader().Get(ctx, name, gr); err != nil {
 				return err
 			}
 		}
 		first = false
-		ann := gr.GetAnnotations()
-		if v := ann[v1alpha1.ReconcileRequestedAtAnnotation]; v != "" && v != gr.Status.LastHandledReconcileAt {
+		if pending(gr) {
 			return nil
 		}
 		patch := client.MergeFromWithOptions(gr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		ann := gr.GetAnnotations()
 		if ann == nil {
 			ann = map[string]string{}
 		}
-		ann[v1alpha1.ReconcileRequestedAtAnnotation] = rc.now().UTC().Format(time.RFC3339Nano)
+		ann[key] = rc.now().UTC().Format(time.RFC3339Nano)
 		gr.SetAnnotations(ann)
 		return rc.Client.Patch(ctx, gr, patch)
 	})
 	if err != nil {
-		return fmt.Errorf("annotate gitrepository %s: %w", key, err)
+		return fmt.Errorf("annotate gitrepository %s: %w", name, err)
 	}
 	return nil
 }

@@ -365,3 +365,111 @@ func TestReceiverKeepsAPendingRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now(), at, time.Minute, "once handled, a push asks again")
 }
+
+// prForge sends a pull-request event the way one forge does.
+type prForge struct {
+	name   string
+	body   func(action, base string, n int) string
+	header func(body, token string) http.Header
+}
+
+var prForges = []prForge{
+	{"github", func(action, base string, n int) string {
+		return fmt.Sprintf(`{"action":%q,"number":7,"pull_request":{"number":7,"base":{"ref":%q},"head":{"sha":"%s"}},"n":%d}`, action, base, sha, n)
+	}, func(body, token string) http.Header {
+		return headers(GitHubEventHeader, "pull_request", GitHubSignatureHeader, "sha256="+sign(token, body))
+	}},
+	{"gitea", func(action, base string, n int) string {
+		if action == "synchronize" {
+			action = "synchronized"
+		}
+		return fmt.Sprintf(`{"action":%q,"number":7,"pull_request":{"number":7,"base":{"ref":%q}},"n":%d}`, action, base, n)
+	}, func(body, token string) http.Header {
+		return headers(GiteaEventHeader, "pull_request", "X-Gitea-Event-Type", "pull_request_sync", GitHubEventHeader, "pull_request",
+			GiteaSignatureHeader, sign(token, body), GitHubSignatureHeader, "sha256="+sign(token, body))
+	}},
+	{"gitlab", func(action, base string, n int) string {
+		if action == "synchronize" {
+			action = "update"
+		}
+		return fmt.Sprintf(`{"object_kind":"merge_request","object_attributes":{"iid":7,"action":%q,"target_branch":%q},"n":%d}`, action, base, n)
+	}, func(_, token string) http.Header {
+		return headers(GitLabEventHeader, "Merge Request Hook", GitLabTokenHeader, token)
+	}},
+}
+
+// enablePullRequests sets spec.pullRequests on the fixture's GitRepository.
+func enablePullRequests(t *testing.T, f *hookFixture) {
+	t.Helper()
+	patch := []byte(`{"spec":{"pullRequests":{"max":20}}}`)
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: f.gr.Name}}
+	require.NoError(t, f.c.Patch(context.Background(), gr, client.RawPatch("application/merge-patch+json", patch)))
+}
+
+func (f *hookFixture) annotations(t *testing.T) map[string]string {
+	t.Helper()
+	var gr v1alpha1.GitRepository
+	require.NoError(t, f.c.Get(context.Background(), client.ObjectKeyFromObject(f.gr), &gr))
+	return gr.Annotations
+}
+
+// clearPlanAnnotation removes the plan annotation with a merge patch.
+func clearPlanAnnotation(t *testing.T, f *hookFixture) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.PlanRequestedAtAnnotation + `":null}}}`)
+	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: f.gr.Namespace, Name: f.gr.Name}}
+	require.NoError(t, f.c.Patch(context.Background(), gr, client.RawPatch("application/merge-patch+json", patch)))
+}
+
+// A pull-request event on a GitRepository with spec.pullRequests requests
+// a plan and leaves the sync alone; a forged one, one into another branch
+// or one whose action changes no plan has no side effect.
+func TestReceiverPullRequestEvents(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	enablePullRequests(t, f)
+	n := 0
+	for _, forge := range prForges {
+		for _, tc := range []struct {
+			name, action, base, token string
+			code                      int
+			plan                      bool
+		}{
+			{"head moved", "synchronize", "main", hookToken, 200, true},
+			{"opened", "opened", "main", hookToken, 200, true},
+			{"bad signature", "synchronize", "main", "guess", 401, false},
+			{"into another branch", "synchronize", "dev", hookToken, 202, false},
+			{"action changes no plan", "assigned", "main", hookToken, 202, false},
+		} {
+			t.Run(forge.name+" "+tc.name, func(t *testing.T) {
+				clearPlanAnnotation(t, f)
+				n++
+				body := forge.body(tc.action, tc.base, n)
+				code, status := f.do(t, hookRequest{"POST", f.path, forge.header(body, tc.token), body})
+				assert.Equal(t, tc.code, code, status)
+				ann := f.annotations(t)
+				assert.Empty(t, ann[v1alpha1.ReconcileRequestedAtAnnotation], "the sync is not requested")
+				if !tc.plan {
+					assert.Empty(t, ann[v1alpha1.PlanRequestedAtAnnotation], "no side effect")
+					return
+				}
+				at, err := time.Parse(time.RFC3339Nano, ann[v1alpha1.PlanRequestedAtAnnotation])
+				require.NoError(t, err)
+				assert.WithinDuration(t, time.Now(), at, time.Minute)
+			})
+		}
+	}
+}
+
+// Without spec.pullRequests a pull-request event is answered as any other
+// event that is not a push (400), with no side effect.
+func TestReceiverPullRequestEventsNeedSpecPullRequests(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	for i, forge := range prForges {
+		body := forge.body("synchronize", "main", i)
+		code, status := f.do(t, hookRequest{"POST", f.path, forge.header(body, hookToken), body})
+		assert.Equal(t, 400, code, "%s: %s", forge.name, status)
+		ann := f.annotations(t)
+		assert.Empty(t, ann[v1alpha1.PlanRequestedAtAnnotation], forge.name)
+		assert.Empty(t, ann[v1alpha1.ReconcileRequestedAtAnnotation], forge.name)
+	}
+}

@@ -26,16 +26,7 @@ const testToken = "ghp_s3cretTOKENvalue"
 // commit status") and GET /repos/{owner}/{repo}/commits/{ref}/status ("Get
 // the combined status for a specific reference") as documented.
 func githubAPI(f *fakeForge, w http.ResponseWriter, r *http.Request) {
-	if got := r.Header.Get("Authorization"); got != "Bearer "+testToken {
-		f.fail(w, "Authorization = %q, want Bearer token", got)
-		return
-	}
-	if a := r.Header.Get("Accept"); !strings.Contains(a, "application/vnd.github") || !strings.Contains(a, "json") {
-		f.fail(w, "Accept = %q, want application/vnd.github…json", a)
-		return
-	}
-	if r.Header.Get("X-GitHub-Api-Version") == "" {
-		f.fail(w, "missing X-GitHub-Api-Version")
+	if !githubHeadersOK(f, w, r) {
 		return
 	}
 	repo := f.prefix + "/repos/" + f.project
@@ -48,6 +39,25 @@ func githubAPI(f *fakeForge, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+// githubHeadersOK checks the headers every GitHub REST request carries.
+func githubHeadersOK(f *fakeForge, w http.ResponseWriter, r *http.Request) bool {
+	if got := r.Header.Get("Authorization"); got != "Bearer "+testToken {
+		f.fail(w, "Authorization = %q, want Bearer token", got)
+		return false
+	}
+	// go-github lists comments with the reactions preview type,
+	// application/vnd.github.squirrel-girl-preview, which GitHub still takes.
+	if a := r.Header.Get("Accept"); !strings.HasPrefix(a, "application/vnd.github") {
+		f.fail(w, "Accept = %q, want application/vnd.github…", a)
+		return false
+	}
+	if r.Header.Get("X-GitHub-Api-Version") == "" {
+		f.fail(w, "missing X-GitHub-Api-Version")
+		return false
+	}
+	return true
 }
 
 func githubCreate(f *fakeForge, w http.ResponseWriter, r *http.Request, sha string) {

@@ -113,6 +113,11 @@ func fromGitLab(s string) State {
 // do sends one request to /projects/:id<path>; the project id is URL-encoded
 // as one path segment (group%2Fname).
 func (g *gitlabProvider) do(ctx context.Context, method, path string, in, out any) (http.Header, error) {
+	return g.call(ctx, method, "/projects/"+url.PathEscape(g.project)+path, in, out)
+}
+
+// call sends one request to <address>/api/v4<path>.
+func (g *gitlabProvider) call(ctx context.Context, method, path string, in, out any) (http.Header, error) {
 	req, err := g.request(ctx, method, path, in)
 	if err != nil {
 		return nil, err
@@ -122,7 +127,7 @@ func (g *gitlabProvider) do(ctx context.Context, method, path string, in, out an
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxForgeBody+1))
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +155,7 @@ func (g *gitlabProvider) request(ctx context.Context, method, path string, in an
 		}
 		body = bytes.NewReader(data)
 	}
-	u := g.base + "/projects/" + url.PathEscape(g.project) + path
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	req, err := http.NewRequestWithContext(ctx, method, g.base+path, body)
 	if err != nil {
 		return nil, err
 	}

@@ -50,8 +50,32 @@ type Options struct {
 // Secret named in spec.secretRef. The address is checked (CheckAddress)
 // before anything is sent, and a redirect never downgrades to http://.
 func NewProvider(spec v1alpha1.CommitStatusSpec, token string, o Options) (Provider, error) {
-	if err := CheckAddress(spec.Address, o.AllowInsecureHTTP); err != nil {
+	address, httpClient, err := forgeHTTP(spec, o)
+	if err != nil {
 		return nil, err
+	}
+	switch spec.Provider {
+	case ProviderGitea:
+		return newGitea(address, spec.Repository, token, httpClient)
+	case ProviderGitHub:
+		return newGitHub(address, spec.Repository, token, httpClient)
+	case ProviderGitLab:
+		return newGitLab(address, spec.Repository, token, httpClient)
+	}
+	return nil, unknownProvider(spec.Provider)
+}
+
+func unknownProvider(name string) error {
+	return fmt.Errorf("unknown commit status provider %q (want gitea, github or gitlab)", name)
+}
+
+// forgeHTTP checks spec's address and returns it without a trailing slash,
+// with the HTTP client every forge call goes through: a timeout, no
+// redirect to http:// (unless allowed), and answers bounded to
+// maxForgeBody bytes.
+func forgeHTTP(spec v1alpha1.CommitStatusSpec, o Options) (string, *http.Client, error) {
+	if err := CheckAddress(spec.Address, o.AllowInsecureHTTP); err != nil {
+		return "", nil, err
 	}
 	httpClient := &http.Client{Timeout: requestTimeout}
 	if o.HTTP != nil {
@@ -71,16 +95,8 @@ func NewProvider(spec v1alpha1.CommitStatusSpec, token string, o Options) (Provi
 		}
 		return nil
 	}
-	address := strings.TrimSuffix(spec.Address, "/")
-	switch spec.Provider {
-	case ProviderGitea:
-		return newGitea(address, spec.Repository, token, httpClient)
-	case ProviderGitHub:
-		return newGitHub(address, spec.Repository, token, httpClient)
-	case ProviderGitLab:
-		return newGitLab(address, spec.Repository, token, httpClient)
-	}
-	return nil, fmt.Errorf("unknown commit status provider %q (want gitea, github or gitlab)", spec.Provider)
+	httpClient.Transport = boundedTransport{next: httpClient.Transport}
+	return strings.TrimSuffix(spec.Address, "/"), httpClient, nil
 }
 
 // CheckAddress accepts the root URL of a forge: https:// (http:// only

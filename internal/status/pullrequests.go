@@ -12,7 +12,6 @@ package status
 
 import (
 	"context"
-	"errors"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
@@ -53,7 +52,7 @@ const MaxCommentBytes = 60000
 // Reviews is the forge's pull-request API that plans need.
 type Reviews interface {
 	// PullRequests lists the open pull requests into base (a branch name),
-	// the most recently updated first, at most limit.
+	// the most recently updated first, at most limit (taken within 1..100).
 	PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error)
 	// UpsertComment writes body as the plan comment of pull request
 	// number and returns its id. id is the comment written before (0 if
@@ -63,11 +62,20 @@ type Reviews interface {
 	UpsertComment(ctx context.Context, number int64, id int64, marker, body string) (int64, error)
 }
 
-// ErrNoReviews: the provider's pull-request API is not implemented yet.
-var ErrNoReviews = errors.New("pull requests: not implemented for this provider")
-
 // NewReviews returns the pull-request API of spec's forge, with the same
-// address checks and token as NewProvider.
+// address checks, redirect rule, HTTP client and token as NewProvider.
 func NewReviews(spec v1alpha1.CommitStatusSpec, token string, o Options) (Reviews, error) {
-	return nil, ErrNoReviews
+	p, err := NewProvider(spec, token, o)
+	if err != nil {
+		return nil, err
+	}
+	switch p := p.(type) {
+	case *giteaProvider:
+		return &giteaReviews{giteaProvider: p}, nil
+	case *githubProvider:
+		return &githubReviews{githubProvider: p}, nil
+	case *gitlabProvider:
+		return &gitlabReviews{gitlabProvider: p}, nil
+	}
+	return nil, unknownProvider(spec.Provider)
 }
