@@ -118,7 +118,8 @@ func (r *PullRequestReconciler) planOf(ctx context.Context, run *prRun, pr statu
 		return nil, err
 	}
 	return r.plan()(ctx, prplan.Input{GitRepository: gr, PullRequest: pr, Head: objs, HeadRevision: rev,
-		Applier: applier, Reader: r.Reader, Now: r.now()})
+		Applier: applier, Confined: r.Tenancy.confined(gr.Namespace), Check: r.Tenancy.check(gr.Namespace),
+		Reader: r.Reader, Now: r.now()})
 }
 
 // headObjects fetches pr's head into the heads' directory and renders
