@@ -41,7 +41,10 @@ func (f *gitFixture) requestPlan() string {
 	gr := f.get()
 	patch := client.MergeFrom(gr.DeepCopy())
 	at := time.Now().Format(time.RFC3339Nano)
-	gr.Annotations = map[string]string{v1alpha1.PlanRequestedAtAnnotation: at}
+	if gr.Annotations == nil {
+		gr.Annotations = map[string]string{}
+	}
+	gr.Annotations[v1alpha1.PlanRequestedAtAnnotation] = at
 	require.NoError(f.t, env.Client.Patch(f.t.Context(), gr, patch))
 	return at
 }
