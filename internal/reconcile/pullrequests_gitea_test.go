@@ -12,11 +12,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -115,16 +119,40 @@ func planStates(t *testing.T, forge *gitea.Server, repo, rev, context string) []
 	return out
 }
 
+// waitVerdict waits for a verdict (not pending) of context on rev and for
+// status.pullRequests to record it (after the comment), and returns it.
+func waitVerdict(t *testing.T, f *gitFixture, forge *gitea.Server, n int64, sha, context string) gitea.Status {
+	t.Helper()
+	var last gitea.Status
+	eventually(t, f.ns, fmt.Sprintf("a verdict of %s on #%d at %s", context, n, sha), func() bool {
+		list := forgeStatuses(t, forge, forgeRepoName, headRevision(n, sha), context)
+		if len(list) == 0 {
+			return false
+		}
+		last = list[len(list)-1]
+		return last.State != "pending" && slices.ContainsFunc(f.get().Status.PullRequests, func(p v1alpha1.PullRequestPlan) bool {
+			return p.Number == n && p.HeadSHA == sha && p.Outcome != v1alpha1.PlanPending
+		})
+	})
+	return last
+}
+
 // TestPullRequestPlansAgainstGitea, against a real Gitea, the real API
 // server and the simulator: a pull request that changes the image of the
 // running job gets pending, then success naming blue/green with a
 // savepoint of the running colour, and one plan comment; a second push
 // gets its own statuses and edits the same comment; a closed pull request
 // leaves status.pullRequests; one whose ConfigMap targets another
-// namespace gets failure.
+// namespace gets failure from the dry-run as the applying identity.
 func TestPullRequestPlansAgainstGitea(t *testing.T) {
 	ns, victim := newNamespace(t), newNamespace(t)
 	startController(t, ns)
+	// The applying identity may write its own namespace only.
+	require.NoError(t, env.Client.Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "deployer", Namespace: ns}}))
+	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+	grant(t, ns, "deployer", "deployer", rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"flinkbluegreendeployments"}, Verbs: all},
+		rbacv1.PolicyRule{APIGroups: []string{"flink.apache.org"}, Resources: []string{"flinkdeployments", "flinkstatesnapshots"}, Verbs: all},
+		rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: all})
 	f := newGitFixture(t, ns)
 	forge, push := withForge(t, f, ns)
 	g := giteaPulls{t: t, f: f, forge: forge, repo: forgeRepoName}
@@ -140,6 +168,7 @@ func TestPullRequestPlansAgainstGitea(t *testing.T) {
 		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
 			Repository: forge.Repository(forgeRepoName), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
 		gr.Spec.PullRequests = &v1alpha1.PullRequestsSpec{}
+		gr.Spec.ServiceAccountName = "deployer"
 	})
 	f.waitApplied(rev1)
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
@@ -150,7 +179,8 @@ func TestPullRequestPlansAgainstGitea(t *testing.T) {
 	sha1 := g.pushBranch("new-image", true, map[string]string{"job.yaml": inNamespace(fbgdManifest("flink:1.20.1", ""))})
 	n := g.open("new-image")
 	f.requestPlan() // what Gitea's pull_request webhook does
-	s := waitForgeStatus(t, ns, forge, forgeRepoName, headRevision(n, sha1), plan, "success", "")
+	s := waitVerdict(t, f, forge, n, sha1, plan)
+	assert.Equal(t, "success", s.State, s.Description)
 	for _, want := range []string{"blue/green", "savepoint", "job-blue"} {
 		assert.Contains(t, s.Description, want)
 	}
@@ -163,7 +193,8 @@ func TestPullRequestPlansAgainstGitea(t *testing.T) {
 	// A second push: statuses on the new head, the same comment edited.
 	sha2 := g.pushBranch("new-image", false, map[string]string{"job.yaml": inNamespace(fbgdManifest("flink:1.20.2", ""))})
 	f.requestPlan()
-	waitForgeStatus(t, ns, forge, forgeRepoName, headRevision(n, sha2), plan, "success", "")
+	s = waitVerdict(t, f, forge, n, sha2, plan)
+	assert.Equal(t, "success", s.State, s.Description)
 	comments = g.comments(n)
 	require.Len(t, comments, 1, "still one plan comment")
 	assert.Equal(t, first, comments[0].ID)
@@ -179,14 +210,15 @@ func TestPullRequestPlansAgainstGitea(t *testing.T) {
 	eventually(t, ns, "the closed pull request dropped", func() bool { return len(f.get().Status.PullRequests) == 0 })
 	assert.Len(t, g.comments(n), 1)
 
-	// A ConfigMap in another namespace: refused as the apply would.
+	// A ConfigMap in another namespace: the dry-run as deployer is refused.
 	sha3 := g.pushBranch("elsewhere", true, map[string]string{
 		"kustomization.yaml": fmt.Sprintf(kustomization, "job.yaml, cm.yaml"),
 		"cm.yaml":            fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: %s}\ndata: {key: v}\n", victim),
 	})
 	m := g.open("elsewhere")
 	f.requestPlan()
-	s = waitForgeStatus(t, ns, forge, forgeRepoName, headRevision(m, sha3), plan, "failure", "")
+	s = waitVerdict(t, f, forge, m, sha3, plan)
+	assert.Equal(t, "failure", s.State, s.Description)
 	assert.Contains(t, s.Description, victim)
 	assert.False(t, configMapExists(victim, "settings"), "nothing applied")
 	assert.Equal(t, rev1, f.get().Status.LastAppliedRevision, "the sync applied main only")
