@@ -133,3 +133,29 @@ func TestRefPatternHeadsArePlannedOncePerSHAWithoutTouchingTheSync(t *testing.T)
 	require.NoError(t, env.Client.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "a"}, cm))
 	assert.Equal(t, "1", cm.Data["key"], "no head was applied")
 }
+
+// TestAPlanRefusesWhatAConfinedApplyRefuses: a GitRepository confined to
+// its namespace (no --cluster-wide-namespaces) whose head adds an object
+// of another namespace gets a failed plan naming it, as its apply would
+// refuse it, even when the applying identity may write there.
+func TestAPlanRefusesWhatAConfinedApplyRefuses(t *testing.T) {
+	ns, victim := newNamespace(t), newNamespace(t)
+	startController(t, ns)
+	f := newGitFixture(t, ns)
+	inNamespace := func(name, target string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {key: v}\n", name, target)
+	}
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": inNamespace("a", ns)})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.TargetNamespace = ""
+		gr.Spec.PullRequests = &v1alpha1.PullRequestsSpec{RefPattern: "refs/pull/*/head"}
+	})
+	f.waitApplied(rev)
+	sha := f.pushHead("refs/pull/1/head", map[string]string{
+		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml, b.yaml"), "b.yaml": inNamespace("b", victim)})
+	f.requestPlan()
+	gr := f.waitPlanned(map[int64]string{1: sha})
+	assert.Equal(t, v1alpha1.PlanFailed, gr.Status.PullRequests[0].Outcome)
+	assert.Contains(t, gr.Status.PullRequests[0].Summary, victim)
+	assert.False(t, configMapExists(victim, "b"))
+}
