@@ -25,6 +25,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/prplan"
@@ -140,6 +141,9 @@ func (r *PullRequestReconciler) pass(ctx context.Context, run *prRun) error {
 	}
 	run.forge = forge
 	heads, err := r.heads(ctx, gr, forge)
+	if misconfigured(err) {
+		return reconcile.TerminalError(r.warn(gr, "PullRequestsMisconfigured", err))
+	}
 	if err != nil {
 		return r.warn(gr, "PullRequestListFailed", err)
 	}

@@ -35,6 +35,16 @@ const listLimit = 100
 var errNoCommitStatus = errors.New("spec.pullRequests lists the open pull requests through spec.commitStatus (provider, address, token), which is not set; " +
 	"set it, or list the heads from the repository's refs with spec.pullRequests.refPattern (e.g. refs/pull/*/head)")
 
+// errNoBaseBranch: the forge lists pull requests into a branch.
+var errNoBaseBranch = errors.New("spec.pullRequests lists the pull requests into spec.ref.branch, which is not set; " +
+	"set it, or list the heads with spec.pullRequests.refPattern")
+
+// misconfigured: the spec cannot list heads until it changes (a change
+// wakes the planner; no retry before).
+func misconfigured(err error) bool {
+	return errors.Is(err, errNoCommitStatus) || errors.Is(err, errNoBaseBranch)
+}
+
 // heads are the open pull requests of gr, unfiltered.
 func (r *PullRequestReconciler) heads(ctx context.Context, gr *v1alpha1.GitRepository, forge *planForge) ([]status.PullRequest, error) {
 	if p := gr.Spec.PullRequests.RefPattern; p != "" {
@@ -66,8 +76,7 @@ func (r *PullRequestReconciler) heads(ctx context.Context, gr *v1alpha1.GitRepos
 func baseBranch(gr *v1alpha1.GitRepository) (string, error) {
 	ref := gr.GetRef()
 	if ref.Branch == "" {
-		return "", errors.New("spec.pullRequests lists the pull requests into spec.ref.branch, which is not set; " +
-			"set it, or list the heads with spec.pullRequests.refPattern")
+		return "", errNoBaseBranch
 	}
 	return ref.Branch, nil
 }

@@ -9,6 +9,7 @@ package reconcile_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,4 +159,24 @@ func TestAPlanRefusesWhatAConfinedApplyRefuses(t *testing.T) {
 	assert.Equal(t, v1alpha1.PlanFailed, gr.Status.PullRequests[0].Outcome)
 	assert.Contains(t, gr.Status.PullRequests[0].Summary, victim)
 	assert.False(t, configMapExists(victim, "b"))
+}
+
+// TestPullRequestsWithoutAForgeSaySoAndLeaveTheSyncAlone: listing pull
+// requests through the forge without spec.commitStatus is a Warning event
+// that says what to set; the sync goes on, its status untouched.
+func TestPullRequestsWithoutAForgeSaySoAndLeaveTheSyncAlone(t *testing.T) {
+	ns := newNamespace(t)
+	startController(t, ns)
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) { gr.Spec.PullRequests = &v1alpha1.PullRequestsSpec{} })
+	f.waitApplied(rev)
+	eventually(t, ns, "a PullRequestsMisconfigured event", func() bool {
+		notes := eventNotes(t, ns, v1alpha1.GitRepositoryKind, "flink", "PullRequestsMisconfigured")
+		return len(notes) > 0 && strings.Contains(notes[0], "spec.commitStatus") && strings.Contains(notes[0], "refPattern")
+	})
+	gr := f.get()
+	assert.Empty(t, gr.Status.PullRequests)
+	assert.True(t, apimeta.IsStatusConditionTrue(gr.Status.Conditions, v1alpha1.ReadyCondition))
+	assert.Len(t, gr.Status.Conditions, 1, "no condition but the sync's Ready")
 }
