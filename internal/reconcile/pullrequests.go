@@ -87,6 +87,9 @@ type prRun struct {
 	gr, base *v1alpha1.GitRepository
 	forge    *planForge // nil without spec.commitStatus
 	dir      string
+	// retry: the forge refused a plan's status; the head is planned again
+	// soon, not after a whole interval.
+	retry bool
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -108,6 +111,9 @@ func (r *PullRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if err != nil {
 		return ctrl.Result{}, err // the rate limiter backs off
+	}
+	if run.retry {
+		return ctrl.Result{RequeueAfter: forgeRetry}, nil
 	}
 	return ctrl.Result{RequeueAfter: gr.GetInterval()}, nil
 }

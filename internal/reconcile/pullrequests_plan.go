@@ -47,13 +47,13 @@ func (r *PullRequestReconciler) planHead(ctx context.Context, run *prRun, pr sta
 	plan := v1alpha1.PullRequestPlan{Number: pr.Number, HeadSHA: pr.HeadSHA, Outcome: v1alpha1.PlanPending,
 		CommentID: prev.CommentID, Time: metav1.NewTime(r.now())}
 	if err := r.post(ctx, run, rev, status.StatePending, "planning"); err != nil {
-		plan.Summary = r.warn(gr, "PlanStatusFailed", err).Error()
+		plan.Summary, run.retry = oneLine(r.warn(gr, "PlanStatusFailed", err).Error()), true
 		return plan
 	}
 	v := r.verdict(ctx, run, pr, rev)
 	plan.Summary = v.summary
 	if err := r.post(ctx, run, rev, stateOf(v.outcome), v.summary); err != nil {
-		plan.Summary = r.warn(gr, "PlanStatusFailed", err).Error()
+		plan.Summary, run.retry = oneLine(r.warn(gr, "PlanStatusFailed", err).Error()), true
 		return plan
 	}
 	plan.Outcome = v.outcome
@@ -83,6 +83,10 @@ func (r *PullRequestReconciler) comment(ctx context.Context, run *prRun, pr stat
 	return got
 }
 
+// oneLine cuts a message to a commit status's shortest limit (GitHub's
+// 140 characters) for status.pullRequests.
+func oneLine(msg string) string { return status.Truncate(msg, status.ProviderGitHub) }
+
 func stateOf(outcome string) status.State {
 	if outcome == v1alpha1.PlanSucceeded {
 		return status.StateSuccess
@@ -96,7 +100,7 @@ func (r *PullRequestReconciler) verdict(ctx context.Context, run *prRun, pr stat
 	res, err := r.planOf(ctx, run, pr, rev)
 	if err != nil {
 		msg := r.scrubber(run.gr).Scrub(err.Error())
-		return verdict{outcome: v1alpha1.PlanFailed, summary: status.Truncate(msg, status.ProviderGitHub),
+		return verdict{outcome: v1alpha1.PlanFailed, summary: oneLine(msg),
 			markdown: planMarker(run.gr) + "\n\n**bg-gitops could not plan " + v1alpha1.ShortSHA(pr.HeadSHA) + "**: " + msg + "\n"}
 	}
 	return verdict{outcome: res.Outcome(), summary: r.scrubber(run.gr).Scrub(res.Summary()), markdown: res.Markdown(planMarker(run.gr))}
