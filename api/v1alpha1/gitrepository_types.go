@@ -331,6 +331,10 @@ type GitRepositoryStatus struct {
 	// +listMapKey=number
 	// +kubebuilder:validation:MaxItems=100
 	PullRequests []PullRequestPlan `json:"pullRequests,omitempty"`
+	// LastHandledPlanAt is the last plan-requested-at handled: the pull
+	// requests were listed, and their new heads planned, after it was set.
+	// +optional
+	LastHandledPlanAt string `json:"lastHandledPlanAt,omitempty"`
 }
 
 // Stages of a WorkerFailure.

@@ -40,6 +40,13 @@ type Input struct {
 	// Applier dry-runs as the applying identity (the GitRepository's
 	// ServiceAccount, impersonated). Nothing is ever written through it.
 	Applier client.Client
+	// Confined and Check are the apply's (apply.Options): a confined
+	// GitRepository writes only namespaced objects of its own namespace,
+	// and Check looks further than the dry-run (the accounts a job may run
+	// as, the Ingress policy). Without them a plan would accept what the
+	// apply refuses.
+	Confined bool
+	Check    func(context.Context, client.Client, *unstructured.Unstructured) error
 	// Reader reads the live objects: FlinkBlueGreenDeployments, their
 	// children and snapshots, and what the inventory lists.
 	Reader client.Reader

@@ -345,21 +345,31 @@ func (c *CommitStatusReporter) callDeadline(ctx context.Context, ns, key string)
 // provider checks the address before it reads the token: a token is never
 // read for an address it may not be sent to.
 func (c *CommitStatusReporter) provider(ctx context.Context, gr *v1alpha1.GitRepository) (status.Provider, string, error) {
-	if err := status.CheckAddress(gr.Spec.CommitStatus.Address, c.AllowInsecureHTTP); err != nil {
+	token, err := c.token(ctx, gr)
+	if err != nil {
 		return nil, "", err
+	}
+	p, err := status.NewProvider(*gr.Spec.CommitStatus, token, status.Options{HTTP: c.HTTP, AllowInsecureHTTP: c.AllowInsecureHTTP})
+	return p, token, err
+}
+
+// token is the forge token of gr's spec.commitStatus, read only once its
+// address is checked.
+func (c *CommitStatusReporter) token(ctx context.Context, gr *v1alpha1.GitRepository) (string, error) {
+	if err := status.CheckAddress(gr.Spec.CommitStatus.Address, c.AllowInsecureHTTP); err != nil {
+		return "", err
 	}
 	sec := &corev1.Secret{}
 	key := types.NamespacedName{Namespace: gr.Namespace, Name: gr.Spec.CommitStatus.SecretRef.Name}
 	if err := c.Client.Get(ctx, key, sec); err != nil {
-		return nil, "", fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
+		return "", fmt.Errorf("read commit status Secret %s: %w", key.Name, err)
 	}
 	c.Redact.NoteSecret(sec)
 	token, err := source.SecretValue(sec, "token")
 	if err != nil {
-		return nil, "", fmt.Errorf("commit status %w", err)
+		return "", fmt.Errorf("commit status %w", err)
 	}
-	p, err := status.NewProvider(*gr.Spec.CommitStatus, string(token), status.Options{HTTP: c.HTTP, AllowInsecureHTTP: c.AllowInsecureHTTP})
-	return p, string(token), err
+	return string(token), nil
 }
 
 func (c *CommitStatusReporter) now() time.Time {

@@ -179,6 +179,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
+	if err := setupPullRequests(mgr, o, gitRepos); err != nil {
+		return err
+	}
 	if err := setupFlinkBlueGreen(mgr, o, applier, reporter); err != nil {
 		return err
 	}
@@ -216,12 +219,28 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, annotationsChangedBut(v1alpha1.PlanRequestedAtAnnotation)))).
 		WithOptions(o.controller())
 	if src := slots.source(); src != nil {
 		b = b.WatchesRawSource(src)
 	}
 	return r, b.Complete(r)
+}
+
+// setupPullRequests registers the pull-request planner: a controller of
+// its own on GitRepositories, sharing the sync's cache, renderer, workers,
+// applier and commit status reporter, woken by a spec change or a plan
+// request and otherwise every interval (RequeueAfter).
+func setupPullRequests(mgr ctrl.Manager, o Options, sync *GitRepositoryReconciler) error {
+	r := &PullRequestReconciler{Client: sync.Client, Reader: mgr.GetAPIReader(), Recorder: sync.Recorder, Redact: sync.Redact,
+		Applier: sync.Applier, Renderer: sync.Renderer, Worker: sync.Worker, Cache: sync.Cache,
+		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
+		Tenancy: o.Tenancy, Commit: sync.Commit}
+	return ctrl.NewControllerManagedBy(mgr).Named("gitrepository-pullrequests").
+		For(&v1alpha1.GitRepository{}, builder.WithPredicates(plansPullRequests, predicate.Or(
+			predicate.GenerationChangedPredicate{}, annotationChanged(v1alpha1.PlanRequestedAtAnnotation)))).
+		WithOptions(o.controller()).
+		Complete(r)
 }
 
 // warmWorkers keeps a started worker per slot while the leader runs, so
