@@ -136,3 +136,38 @@ func TestRev38RevertToRunningSpecWhileWaitingForWindow(t *testing.T) {
 }
 
 func reconcileNS(t *testing.T) string { return reconciletest.Namespace(t, env.Client) }
+
+// cli/plan.go sets each FlinkBlueGreenDeployment's child check after Plan
+// (setChecks); the controller's apply Check rejects such a child and keeps
+// its namespace out, but Outcome and Summary never look at the check.
+func TestRev38RefusedChildCheckDoesNotFailThePlan(t *testing.T) {
+	r := &prplan.Result{Report: &review.Report{Objects: []review.Object{{
+		APIVersion: "bggitops.dev/v1alpha1", Kind: "FlinkBlueGreenDeployment", Namespace: "team-a", Name: "orders",
+		Change: review.Changed, Deployment: &review.Plan{Action: review.ActionTransitionSavepoint,
+			Check: "will be refused: its FlinkDeployment child would be rejected: spec.taskManager.resource.cpu"}}}},
+		Jobs: []prplan.Job{{Namespace: "team-a", Name: "orders", Action: review.ActionTransitionSavepoint, Running: "orders-blue"}}}
+	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), "summary: %s", r.Summary())
+}
+
+// An object in a namespace that neither exists nor comes with the head:
+// the dry-run's NotFound is taken for "new" (live.go dryRunApply), so the
+// plan shows it added and succeeds; the controller's dry-run gets the same
+// NotFound and refuses it.
+func TestRev38ObjectInAMissingNamespaceIsPlannedAsAdded(t *testing.T) {
+	r := plan(t, prplan.Input{}, object(t, configMap("no-such-namespace-rev38", "settings")))
+	assert.Len(t, r.Refused, 1, "plan: %s", r.Summary())
+}
+
+// A refusal quotes the head's values; mdEscape leaves links and images
+// live, so a hostile PR puts a tracking image or a phishing link into the
+// comment the bot posts.
+func TestRev38RefusalReasonInjectsMarkdown(t *testing.T) {
+	ns := reconcileNS(t)
+	cm := configMap(ns, "evil")
+	cm.Labels = map[string]string{"x": "![a](https://e.example/p.png)"}
+	r := plan(t, prplan.Input{}, object(t, cm))
+	require.Len(t, r.Refused, 1)
+	md := r.Markdown("<!-- m -->")
+	t.Logf("%s", md)
+	assert.NotContains(t, md, "![a](https://e.example/p.png)")
+}
