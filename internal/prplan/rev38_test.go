@@ -11,6 +11,7 @@ package prplan_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +171,22 @@ func TestRev38RefusalReasonInjectsMarkdown(t *testing.T) {
 	md := r.Markdown("<!-- m -->")
 	t.Logf("%s", md)
 	assert.NotContains(t, md, "![a](https://e.example/p.png)")
+}
+
+// A head that adds a CRD and an object of its kind: the controller applies
+// the CRD first and dry-runs the rest after (apply/stage.go deferred); the
+// plan reads the live object of a kind not served yet and fails outright.
+func TestRev38CRDWithItsFirstObjectCannotBePlanned(t *testing.T) {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.rev38.example.com"},
+		"spec": map[string]any{"group": "rev38.example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}}
+	w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rev38.example.com/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": "default"}}}
+	_, err := prplan.Plan(context.Background(), prplan.Input{Head: []*unstructured.Unstructured{crd, w},
+		Applier: env.Client, Reader: env.Client, Now: time.Now(), HeadRevision: "refs/pull/7/head@sha1:" + strings.Repeat("7", 40)})
+	assert.NoError(t, err)
 }
