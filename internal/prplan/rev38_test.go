@@ -190,3 +190,48 @@ func TestRev38CRDWithItsFirstObjectCannotBePlanned(t *testing.T) {
 		Applier: env.Client, Reader: env.Client, Now: time.Now(), HeadRevision: "refs/pull/7/head@sha1:" + strings.Repeat("7", 40)})
 	assert.NoError(t, err)
 }
+
+// A revert to what the old colour runs, pushed during a transition: the
+// controller goes back to the old colour (transition.go needsNewColour,
+// backToOldColour: judged against baseOf(oc)); the plan judges against the
+// live spec being rolled out and says the new colour restarts from a fresh
+// savepoint.
+func TestRev38RevertDuringTransitionGoesBackToTheOldColour(t *testing.T) {
+	ctx := context.Background()
+	ns := reconcileNS(t)
+	p := fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")
+	p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+	deploy(t, p)
+	next := fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint")
+	next.Spec.Promotion = p.Spec.Promotion
+	require.Eventually(t, func() bool {
+		l := live(t, ns, "orders")
+		l.Spec = next.Spec
+		l.Annotations[v1alpha1.RevisionAnnotation] = next.Annotations[v1alpha1.RevisionAnnotation]
+		return env.Client.Update(ctx, l) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		l := live(t, ns, "orders")
+		return l.Status.BlueGreenState == v1alpha1.TransitioningToGreen && l.Status.Savepoint != nil && l.Status.Savepoint.Path != ""
+	}, waitFor, 100*time.Millisecond)
+
+	revert := fbgd(t, ns, "orders", 3, "flink:1.20.0", "savepoint")
+	revert.Spec.Promotion = p.Spec.Promotion
+	r := plan(t, prplan.Input{}, object(t, revert))
+	j := job(t, r, "orders")
+	t.Logf("plan: %s %q", j.Action, j.Facts)
+
+	require.Eventually(t, func() bool {
+		l := live(t, ns, "orders")
+		l.Spec = revert.Spec
+		l.Annotations[v1alpha1.RevisionAnnotation] = revert.Annotations[v1alpha1.RevisionAnnotation]
+		return env.Client.Update(ctx, l) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return live(t, ns, "orders").Status.BlueGreenState == v1alpha1.ActiveBlue
+	}, waitFor, 100*time.Millisecond, "the controller goes back to orders-blue")
+	for _, f := range j.Facts {
+		assert.NotContains(t, f, "started again with this change's spec", "the controller went back to orders-blue instead")
+	}
+	assert.NotEqual(t, review.ActionTransitionSavepoint, j.Action)
+}
