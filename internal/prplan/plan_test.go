@@ -212,13 +212,29 @@ func TestRemovingOrRenamingARunningJobWithoutSavepointFails(t *testing.T) {
 
 func TestClosedRolloutWindowSaysWhenTheNextOpens(t *testing.T) {
 	ns := reconciletest.Namespace(t, env.Client)
-	deploy(t, fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint"))
+	// Stamped as the GitRepository's own: the controller changes no other.
+	stamp := func(p *v1alpha1.FlinkBlueGreenDeployment) *v1alpha1.FlinkBlueGreenDeployment {
+		p.Annotations[v1alpha1.SourceAnnotation] = ns + "/jobs"
+		return p
+	}
+	deploy(t, stamp(fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")))
 	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"}}
 	gr.Spec.RolloutWindows = []v1alpha1.RolloutWindow{{Schedule: "0 2 * * 2", Duration: metav1.Duration{Duration: 2 * time.Hour}}}
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC) // a Thursday
 
-	r := plan(t, prplan.Input{GitRepository: gr, Now: now}, object(t, fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint")))
+	r := plan(t, prplan.Input{GitRepository: gr, Now: now}, object(t, stamp(fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint"))))
 
 	hasFact(t, job(t, r, "orders"), "the rollout window is closed: no new colour starts until it opens at 2026-12-08T02:00:00Z")
 	assert.Equal(t, v1alpha1.PlanSucceeded, r.Outcome())
+}
+
+// The controller's apply check rejects such a child and keeps its
+// namespace out: the plan fails.
+func TestARefusedChildCheckFailsThePlan(t *testing.T) {
+	r := &prplan.Result{Report: &review.Report{Objects: []review.Object{{
+		APIVersion: "bggitops.dev/v1alpha1", Kind: "FlinkBlueGreenDeployment", Namespace: "team-a", Name: "orders",
+		Change: review.Changed, Deployment: &review.Plan{Action: review.ActionTransitionSavepoint,
+			Check: "will be refused: its FlinkDeployment child would be rejected: spec.taskManager.resource.cpu"}}}},
+		Jobs: []prplan.Job{{Namespace: "team-a", Name: "orders", Action: review.ActionTransitionSavepoint, Running: "orders-blue"}}}
+	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), "summary: %s", r.Summary())
 }
