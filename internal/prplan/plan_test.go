@@ -11,6 +11,7 @@ package prplan_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/prplan"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -237,4 +240,30 @@ func TestARefusedChildCheckFailsThePlan(t *testing.T) {
 			Check: "will be refused: its FlinkDeployment child would be rejected: spec.taskManager.resource.cpu"}}}},
 		Jobs: []prplan.Job{{Namespace: "team-a", Name: "orders", Action: review.ActionTransitionSavepoint, Running: "orders-blue"}}}
 	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), "summary: %s", r.Summary())
+}
+
+// Plan itself asks the controller's child check (Input.CheckChild): a
+// child the cluster would reject fails the plan.
+func TestPlanRunsTheChildCheckAndARefusalFailsIt(t *testing.T) {
+	ns := reconciletest.Namespace(t, env.Client)
+	check := func(_ context.Context, _ client.Client, obj *unstructured.Unstructured) (string, error) {
+		return "", &apply.RejectedError{Err: errors.New("FlinkDeployment " + obj.GetName() + "-blue: spec.job.parallelism: must be positive")}
+	}
+	r := plan(t, prplan.Input{CheckChild: check}, object(t, fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")))
+	require.Len(t, r.Report.Objects, 1)
+	assert.True(t, r.Report.Objects[0].Deployment.WillBeRefused(), r.Report.Objects[0].Deployment.Check)
+	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), r.Summary())
+}
+
+// A refused Secret's reason hides every detail, as the controller's apply
+// hides it (apply.APIError): the API server's message may quote a value.
+func TestARefusedSecretsReasonHidesItsDetails(t *testing.T) {
+	ns := reconciletest.Namespace(t, env.Client)
+	s := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds", Labels: map[string]string{"token": "s3cr3t value!"}},
+		StringData: map[string]string{"password": "hunter2"}}
+	r := plan(t, prplan.Input{}, object(t, s))
+	require.Len(t, r.Refused, 1)
+	assert.NotContains(t, r.Refused[0].Reason, "s3cr3t")
+	assert.Contains(t, r.Refused[0].Reason, "details hidden: secret")
 }
