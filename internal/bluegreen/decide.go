@@ -275,18 +275,29 @@ func (d *decider) acts(match func(Action) bool) bool {
 // Fields another field manager overrode read as Git last set them (the
 // last reconciled spec), so a commit that changes one still rolls out.
 func (d *decider) baseOf(c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
-	base := d.spec.DeepCopy()
+	return BaseOf(d.spec, d.last, c)
+}
+
+// BaseOf is the parent spec child c runs, judged against spec (the
+// parent's spec now) and last (the parsed last reconciled spec, nil if
+// none): the rule the controller rolls a change out by, and the PR plan
+// predicts it with.
+func BaseOf(spec, last *v1alpha1.FlinkBlueGreenDeploymentSpec, c *Child) *v1alpha1.FlinkBlueGreenDeploymentSpec {
+	base := spec.DeepCopy()
 	base.Template.Spec = *c.Spec.DeepCopy()
 	if len(c.Overridden) > 0 {
-		set := d.spec
-		if d.last != nil {
-			set = d.last
+		set := spec
+		if last != nil {
+			set = last
 		}
 		base.Template.Spec = gitSet(&c.Spec, &set.Template.Spec, c.Overridden)
 	}
-	base.Template.Spec.Ingress = childTemplateIngress(c.Spec.Ingress, d.spec.Template.Spec.Ingress, c.Color)
-	return withSavepointPath(base, d.spec)
+	base.Template.Spec.Ingress = childTemplateIngress(c.Spec.Ingress, spec.Template.Spec.Ingress, c.Color)
+	return withSavepointPath(base, spec)
 }
+
+// ParseLastSpec parses status.lastReconciledSpec; nil if none or unreadable.
+func ParseLastSpec(s string) *v1alpha1.FlinkBlueGreenDeploymentSpec { return parseLastSpec(s) }
 
 func (d *decider) stateful() bool { return d.spec.Template.Spec.Stateful() }
 

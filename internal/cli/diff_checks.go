@@ -12,56 +12,19 @@ package cli
 
 import (
 	"context"
-	"errors"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"bggitops.dev/bg-gitops/internal/prplan"
 	"bggitops.dev/bg-gitops/internal/reconcile"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 )
 
-// notChecked is the Check of a plan no cluster was asked about.
-const notChecked = "not checked against a cluster"
-
-// childRefusals asks the cluster, as the controller's apply check does,
-// whether it would take the FlinkDeployment child of each
-// FlinkBlueGreenDeployment of head: the refusals by object ID, and for a
-// child it could not ask about (its namespace comes with the head, this
-// identity may not create FlinkDeployments, asking failed), why.
+// childRefusals: prplan.ChildChecks with the controller's check.
 func childRefusals(ctx context.Context, c client.Client, head []*unstructured.Unstructured) map[string]string {
-	out := map[string]string{}
-	for _, obj := range head {
-		unasked, err := reconcile.CheckChild(ctx, c, obj)
-		id := review.Object{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}.ID()
-		var refused *apply.RejectedError
-		switch {
-		case errors.As(err, &refused):
-			out[id] = "will be refused: " + err.Error()
-		case err != nil:
-			out[id] = "not checked against the cluster: " + err.Error()
-		case unasked != "":
-			out[id] = "not checked against the cluster: " + unasked
-		}
-	}
-	return out
+	return prplan.ChildChecks(ctx, reconcile.CheckChild, c, head)
 }
 
-// setChecks writes into each plan of r what the cluster says of its
-// child: refusals by ID, or, when no cluster was asked (refusals nil),
-// that it was not checked. A removed object has no child to check.
-func setChecks(r *review.Report, refusals map[string]string) {
-	for i := range r.Objects {
-		o := &r.Objects[i]
-		if o.Deployment == nil || o.Change == review.Removed {
-			continue
-		}
-		switch {
-		case refusals == nil:
-			o.Deployment.Check = notChecked
-		default:
-			o.Deployment.Check = refusals[o.ID()]
-		}
-	}
-}
+// setChecks: prplan.SetChecks.
+func setChecks(r *review.Report, refusals map[string]string) { prplan.SetChecks(r, refusals) }

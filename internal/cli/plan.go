@@ -26,6 +26,7 @@ import (
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/prplan"
+	"bggitops.dev/bg-gitops/internal/reconcile"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -35,6 +36,10 @@ type planFlags struct {
 	kube   *kubeFlags
 	pr     int64
 	format string
+	// allowFileURLs: the GitRepository may name a file:// URL (local and
+	// test setups); off, a tenant's file:// URL cannot make this CLI read
+	// its user's disk.
+	allowFileURLs bool
 }
 
 // errPlanFailed is exit 1: the plan says the change fails.
@@ -60,6 +65,7 @@ func newPlanCommand() *cobra.Command {
 	f.kube.addFlags(cmd.Flags())
 	cmd.Flags().Int64Var(&f.pr, "pr", 0, "the pull (merge) request's number")
 	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text, markdown or json")
+	cmd.Flags().BoolVar(&f.allowFileURLs, source.FlagAllowFileURLs, false, "allow a file:// git URL, which reads a repository on this machine's disk (local and test setups only)")
 	_ = cmd.MarkFlagRequired("pr")
 	plan.AddCommand(cmd)
 	return plan
@@ -96,8 +102,11 @@ func runPlan(cmd *cobra.Command, f *planFlags, name string) error {
 
 // planPR fetches and renders the head of pull request f.pr and plans it.
 func planPR(ctx context.Context, f *planFlags, c client.Client, gr *v1alpha1.GitRepository, note io.Writer) (*prplan.Result, error) {
-	ref := prplan.HeadRef(gr, f.pr)
-	fetched, err := fetchHead(ctx, c, gr, ref, note)
+	ref, err := prplan.HeadRef(gr, f.pr)
+	if err != nil {
+		return nil, err
+	}
+	fetched, err := fetchHead(ctx, c, gr, ref, f.allowFileURLs, note)
 	if err != nil {
 		return nil, err
 	}
@@ -113,17 +122,17 @@ func planPR(ctx context.Context, f *planFlags, c client.Client, gr *v1alpha1.Git
 	res, err := prplan.Plan(ctx, prplan.Input{
 		GitRepository: gr, Head: head, HeadRevision: fetched.Revision, Applier: applier, Reader: c, Now: time.Now(),
 		PullRequest: status.PullRequest{Number: f.pr, HeadSHA: fetched.Commit, HeadRef: ref},
+		CheckChild:  reconcile.CheckChild, ObserveChild: reconcile.ObserveChild,
 	})
 	if err != nil {
 		return nil, err
 	}
-	setChecks(res.Report, childRefusals(ctx, applier, head))
 	return res, nil
 }
 
 // fetchHead fetches ref in-process into a temporary directory, with the
 // GitRepository's credentials when this identity may read them.
-func fetchHead(ctx context.Context, c client.Client, gr *v1alpha1.GitRepository, ref string, note io.Writer) (source.Result, error) {
+func fetchHead(ctx context.Context, c client.Client, gr *v1alpha1.GitRepository, ref string, allowFileURLs bool, note io.Writer) (source.Result, error) {
 	dir, err := os.MkdirTemp("", "bg-gitops-plan-")
 	if err != nil {
 		return source.Result{}, err
@@ -133,8 +142,9 @@ func fetchHead(ctx context.Context, c client.Client, gr *v1alpha1.GitRepository,
 		os.RemoveAll(dir)
 		return source.Result{}, err
 	}
-	// Local use: a file:// URL reads only what the user can read anyway.
-	res, err := source.Fetch(ctx, source.Options{URL: gr.Spec.URL, Ref: v1alpha1.GitRepositoryRef{Name: ref}, Auth: auth, Dir: dir, AllowFileURLs: true})
+	// The URL is the tenant's: a file:// one would read this user's disk,
+	// so it is allowed only when asked for.
+	res, err := source.Fetch(ctx, source.Options{URL: gr.Spec.URL, Ref: v1alpha1.GitRepositoryRef{Name: ref}, Auth: auth, Dir: dir, AllowFileURLs: allowFileURLs})
 	if err != nil {
 		os.RemoveAll(dir)
 		return source.Result{}, fmt.Errorf("fetch %s of %s: %w", ref, source.SafeURL(gr.Spec.URL), err)

@@ -119,3 +119,30 @@ func TestPlanPullRequestFromGitServer(t *testing.T) {
 	res = runCLI(t, "plan", "gitrepository", "jobs", "--pr", "9", "-n", ns, "--kubeconfig", env.Kubeconfig)
 	assert.Equal(t, 2, res.code, "no refs/pull/9/head: %s", res.stdout)
 }
+
+// A tenant's GitRepository may name a file:// URL: the CLI, run by an
+// admin, must not read the admin's disk for it unless asked to with
+// --allow-file-urls, as the controller's flag of that name.
+func TestPlanRefusesAFileURLUnlessAllowed(t *testing.T) {
+	env := cluster(t)
+	ctx := context.Background()
+	ns := newNamespace(t, env)
+	repo := gittest.NewRepo(t, t.TempDir(), "jobs")
+	repo.Commit(map[string]string{
+		"app/kustomization.yaml": "resources: [settings.yaml]\n",
+		"app/settings.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {value: one}\n",
+	}, "settings")
+	repo.Push("main")
+	repo.Push("main:refs/pull/7/head")
+	gr := newTestGitRepository(ns, "jobs", "file://"+repo.Bare, "./app", nil)
+	gr.Spec.Suspend = true
+	require.NoError(t, env.Client.Create(ctx, gr))
+
+	res := runCLI(t, "plan", "gitrepository", "jobs", "--pr", "7", "-n", ns, "--kubeconfig", env.Kubeconfig)
+	assert.NotEqual(t, 0, res.code)
+	assert.Contains(t, res.stderr, "allow-file-urls", res.stdout)
+
+	res = runCLI(t, "plan", "gitrepository", "jobs", "--pr", "7", "-n", ns, "--kubeconfig", env.Kubeconfig, "--allow-file-urls")
+	assert.Equal(t, 0, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "plan: Succeeded")
+}

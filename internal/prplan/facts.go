@@ -24,14 +24,14 @@ func (j *Job) add(format string, args ...any) {
 
 // changed: the colour that runs and where the new one starts from, a
 // rollout in flight, the window, the promotion and the deadline.
-func (jc *jobCtx) changed(j *Job, pl *review.Plan, live, head *v1alpha1.FlinkBlueGreenDeployment) {
+func (jc *jobCtx) changed(j *Job, pl *review.Plan, live, head *v1alpha1.FlinkBlueGreenDeployment, active *bluegreen.Child) {
 	if live == nil {
 		return
 	}
 	if inFlight(live.Status.BlueGreenState) {
 		jc.inFlight(j, pl, live, head)
 	} else {
-		running(j, pl, live)
+		running(j, pl, live, active)
 	}
 	if !newColour(pl.Action) {
 		return
@@ -53,13 +53,18 @@ func (jc *jobCtx) changed(j *Job, pl *review.Plan, live, head *v1alpha1.FlinkBlu
 	}
 }
 
-// running: the colour that runs now and what the action does to it.
-func running(j *Job, pl *review.Plan, live *v1alpha1.FlinkBlueGreenDeployment) {
+// running: the colour that runs now and what the action does to it. A
+// new colour starts only from a ready one (bluegreen's waitForActive).
+func running(j *Job, pl *review.Plan, live *v1alpha1.FlinkBlueGreenDeployment, ch *bluegreen.Child) {
 	active := live.Status.ActiveDeployment
 	if active == "" {
 		return
 	}
 	j.add("%s runs now (%s)", active, live.Status.BlueGreenState)
+	if ch != nil && !ch.Ready() && newColour(pl.Action) {
+		j.add("%s is not ready: the controller waits and starts %s only once it is", active, otherChild(live))
+		return
+	}
 	switch pl.Action {
 	case review.ActionTransitionSavepoint:
 		j.add("takes a savepoint of %s and starts %s from it", active, otherChild(live))

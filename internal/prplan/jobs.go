@@ -47,13 +47,20 @@ func jobs(ctx context.Context, in Input, r *review.Report, head map[string]*v1al
 		if err != nil {
 			return nil, err
 		}
-		j := Job{Namespace: o.Namespace, Name: o.Name, Action: o.Deployment.Action}
+		j := Job{Namespace: o.Namespace, Name: o.Name}
 		if runs(live) {
 			j.Running = live.Status.ActiveDeployment
 		}
+		var active *bluegreen.Child
+		if o.Change == review.Changed {
+			if active, err = judgeByActive(ctx, in, o.Deployment, live, head[o.ID()]); err != nil {
+				j.add("not judged against what %s runs: %s", live.Status.ActiveDeployment, err)
+			}
+		}
+		j.Action = o.Deployment.Action
 		switch o.Change {
 		case review.Changed:
-			jc.changed(&j, o.Deployment, live, head[o.ID()])
+			jc.changed(&j, o.Deployment, live, head[o.ID()], active)
 		case review.Removed:
 			jc.removed(&j, live)
 		case review.Added:
@@ -79,6 +86,30 @@ func newJobCtx(in Input, r *review.Report, head map[string]*v1alpha1.FlinkBlueGr
 		}
 	}
 	return jc, nil
+}
+
+// judgeByActive replaces pl with the controller's plan: the change judged
+// against the spec the active child runs (bluegreen.BaseOf), not the live
+// parent's spec, which may hold a change not rolled out yet (a closed
+// window, a transition under way or aborted). It returns the active child,
+// nil when none runs or none could be read.
+func judgeByActive(ctx context.Context, in Input, pl *review.Plan, live, head *v1alpha1.FlinkBlueGreenDeployment) (*bluegreen.Child, error) {
+	if in.ObserveChild == nil || live == nil || head == nil || live.Status.ActiveDeployment == "" {
+		return nil, nil
+	}
+	color := bluegreen.Green
+	if live.Status.ActiveDeployment == bluegreen.ChildName(live.Name, bluegreen.Blue) {
+		color = bluegreen.Blue
+	}
+	ch, err := in.ObserveChild(ctx, in.Reader, live, color)
+	if err != nil || ch == nil || ch.Deleting {
+		return nil, err
+	}
+	base := bluegreen.BaseOf(&head.Spec, bluegreen.ParseLastSpec(live.Status.LastReconciledSpec), ch)
+	check := pl.Check
+	*pl = *review.SpecPlan(base, &live.Spec, &head.Spec)
+	pl.Check = check
+	return ch, nil
 }
 
 // readFBGD reads a live FlinkBlueGreenDeployment; nil when absent.

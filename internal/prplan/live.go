@@ -12,15 +12,18 @@ package prplan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/review"
 )
@@ -33,6 +36,10 @@ type Live struct {
 	// Refused are the objects the dry-run refused; they are left out of
 	// Report.
 	Refused []Refusal
+	// Unchecked are the objects the dry-run could not judge, with why:
+	// one of a kind the head's own CRD adds (it shows as added), one this
+	// identity may not read (left out of Report).
+	Unchecked []Refusal
 	// Source is the GitRepository that applies the head (the one given,
 	// or the one the live objects name); nil when that cannot be told,
 	// and Why says why: what it would prune is then not shown.
@@ -53,15 +60,21 @@ type Live struct {
 // placed (PlaceHead).
 func Compare(ctx context.Context, applier client.Client, reader client.Reader, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) (*Live, error) {
 	out := &Live{Source: gr}
+	hc := newHeadCtx(head, gr)
 	var live, dry, raw []*unstructured.Unstructured
 	for _, obj := range head {
-		l, d, refusal, err := dryRunApply(ctx, applier, reader, obj)
+		l, d, v, err := hc.dryRunApply(ctx, applier, reader, obj)
 		switch {
 		case err != nil:
 			return nil, err
-		case refusal != nil:
-			out.Refused = append(out.Refused, *refusal)
+		case v.refused != nil:
+			out.Refused = append(out.Refused, *v.refused)
 			continue
+		case v.unchecked != nil:
+			out.Unchecked = append(out.Unchecked, *v.unchecked)
+			if d == nil {
+				continue
+			}
 		}
 		if l != nil {
 			raw = append(raw, l.DeepCopy())
@@ -125,30 +138,103 @@ func Scopes(c client.Client) func(schema.GroupVersionKind) (cluster, known bool)
 	}
 }
 
+// headCtx is what the head itself brings that its objects' dry-run
+// depends on: the namespaces it creates, the kinds its CRDs add.
+// With the source that applies it and the inventory of its GitRepository,
+// it judges what the controller's apply refuses whatever the API server
+// says (apply.OwnedElsewhere, apply.TokenSecret).
+type headCtx struct {
+	namespaces map[string]bool
+	kinds      map[schema.GroupKind]bool
+	source     string // gr's bggitops.dev/source value, "" without gr
+	inventory  map[string]bool
+}
+
+func newHeadCtx(head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) headCtx {
+	hc := headCtx{namespaces: map[string]bool{}, kinds: map[schema.GroupKind]bool{}, inventory: map[string]bool{}}
+	if gr != nil {
+		hc.source = gr.SourceValue()
+		if gr.Status.Inventory != nil {
+			for _, e := range gr.Status.Inventory.Entries {
+				hc.inventory[e.ID] = true
+			}
+		}
+	}
+	for _, u := range head {
+		gvk := u.GroupVersionKind()
+		switch {
+		case gvk.Group == "" && gvk.Kind == "Namespace":
+			hc.namespaces[u.GetName()] = true
+		case gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition":
+			group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
+			hc.kinds[schema.GroupKind{Group: group, Kind: kind}] = true
+		}
+	}
+	return hc
+}
+
+// sourceOf is the source that applies obj: the GitRepository's, else the
+// one the head stamped on it.
+func (hc headCtx) sourceOf(obj *unstructured.Unstructured) string {
+	if hc.source != "" {
+		return hc.source
+	}
+	return obj.GetAnnotations()[v1alpha1.SourceAnnotation]
+}
+
+// verdict of a dry-run that did not take an object: refused, or not
+// checked (with why).
+type verdict struct{ refused, unchecked *Refusal }
+
 // dryRunApply returns the live object (nil when absent) and the dry-run
 // result of applying obj, or the refusal of the API server. An object
-// whose namespace does not exist yet is new: the rendered object stands
-// for the dry-run result.
-func dryRunApply(ctx context.Context, applier client.Client, reader client.Reader, obj *unstructured.Unstructured) (live, dry *unstructured.Unstructured, refused *Refusal, err error) {
+// whose namespace the head creates is new: the rendered object stands for
+// the dry-run result; one whose namespace neither exists nor comes with
+// the head is refused, as the controller's dry-run refuses it. An object
+// of a kind the head's own CRD adds is added, not checked; one this
+// identity may not read is not checked.
+func (hc headCtx) dryRunApply(ctx context.Context, applier client.Client, reader client.Reader, obj *unstructured.Unstructured) (live, dry *unstructured.Unstructured, v verdict, err error) {
+	if err := apply.TokenSecret(obj); err != nil {
+		return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: err.Error()}}, nil
+	}
+	newKind := hc.kinds[obj.GroupVersionKind().GroupKind()]
 	live = &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, nil, nil, fmt.Errorf("read %s: %w", objects.ID(obj), err)
+		switch {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case newKind && apimeta.IsNoMatchError(err):
+			return nil, obj.DeepCopy(), verdict{unchecked: &Refusal{Object: idOf(obj), Reason: "added, not checked (its CRD comes with this change)"}}, nil
+		case apimeta.IsNoMatchError(err):
+			return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: "the cluster serves no kind " + obj.GroupVersionKind().String()}}, nil
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			return nil, nil, verdict{unchecked: &Refusal{Object: idOf(obj), Reason: "not checked: " + scrubSecret(obj, err)}}, nil
+		default:
+			return nil, nil, verdict{}, fmt.Errorf("read %s: %w", objects.ID(obj), err)
 		}
-		live = nil
+	}
+	if source := hc.sourceOf(obj); live != nil && source != "" {
+		if err := apply.OwnedElsewhere(live, obj, source, hc.inventory[objects.Key(obj).String()]); err != nil {
+			return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: err.Error()}}, nil
+		}
 	}
 	dry = obj.DeepCopy()
 	err = objects.Apply(ctx, applier, dry, client.DryRunAll)
 	switch {
 	case err == nil:
-		return live, dry, nil, nil
-	case live == nil && apierrors.IsNotFound(err):
-		return nil, obj.DeepCopy(), nil, nil
+		return live, dry, verdict{}, nil
+	case newKind && (apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err)):
+		return nil, obj.DeepCopy(), verdict{unchecked: &Refusal{Object: idOf(obj), Reason: "added, not checked (its CRD comes with this change)"}}, nil
+	case live == nil && apierrors.IsNotFound(err) && hc.namespaces[obj.GetNamespace()]:
+		return nil, obj.DeepCopy(), verdict{}, nil
+	case live == nil && apierrors.IsNotFound(err) && obj.GetNamespace() != "":
+		return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: "namespace " + obj.GetNamespace() + " does not exist"}}, nil
 	case refusal(err):
-		return nil, nil, &Refusal{Object: idOf(obj), Reason: scrubSecret(obj, err.Error())}, nil
+		return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: scrubSecret(obj, err)}}, nil
 	}
-	return nil, nil, nil, fmt.Errorf("dry-run apply %s: %w", objects.ID(obj), err)
+	return nil, nil, verdict{}, fmt.Errorf("dry-run apply %s: %w", objects.ID(obj), errors.New(scrubSecret(obj, err)))
 }
 
 // refusal reports an error the API server gives for good: the identity

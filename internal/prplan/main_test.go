@@ -133,6 +133,9 @@ func plan(t *testing.T, in prplan.Input, head ...*unstructured.Unstructured) *pr
 		in.Applier = env.Client
 	}
 	in.Reader = env.Client
+	if in.ObserveChild == nil {
+		in.ObserveChild = reconcile.ObserveChild
+	}
 	if in.Now.IsZero() {
 		in.Now = time.Now()
 	}

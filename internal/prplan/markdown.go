@@ -17,7 +17,8 @@ import (
 )
 
 // Markdown is the report of the plan comment: the marker line first, then
-// the live facts and the diff (review.WriteMarkdown).
+// the live facts and the diff (review.WriteMarkdown), cut by whole lines
+// to fit a forge comment.
 func (r *Result) Markdown(marker string) string {
 	var b strings.Builder
 	b.WriteString(marker + "\n")
@@ -26,18 +27,24 @@ func (r *Result) Markdown(marker string) string {
 	if len(r.Jobs) > 0 {
 		b.WriteString("\n| Job | Action | Live state |\n|---|---|---|\n")
 		for _, j := range r.Jobs {
-			fmt.Fprintf(&b, "| %s/%s | %s | %s |\n", j.Namespace, j.Name, j.actionCell(), cell(j.Facts))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdEscape(j.Namespace+"/"+j.Name), j.actionCell(), cell(j.Facts))
 		}
 	}
 	if len(r.Refused) > 0 {
 		b.WriteString("\n**The dry-run (server-side, as the applying identity) refused:**\n\n")
 		for _, f := range r.Refused {
-			fmt.Fprintf(&b, "- %s: %s\n", f.Object, mdEscape(oneLine(f.Reason)))
+			fmt.Fprintf(&b, "- %s: %s\n", mdEscape(f.Object), mdEscape(oneLine(f.Reason)))
+		}
+	}
+	if len(r.Unchecked) > 0 {
+		b.WriteString("\n**The dry-run could not judge:**\n\n")
+		for _, f := range r.Unchecked {
+			fmt.Fprintf(&b, "- %s: %s\n", mdEscape(f.Object), mdEscape(oneLine(f.Reason)))
 		}
 	}
 	b.WriteString("\n")
 	_ = review.WriteMarkdown(&b, r.Report) // a strings.Builder does not fail
-	return b.String()
+	return bound(b.String(), maxMarkdownBytes, true)
 }
 
 // Text is the report `bg-gitops plan` prints.
@@ -56,9 +63,15 @@ func (r *Result) Text() string {
 			fmt.Fprintf(&b, "  - %s: %s\n", f.Object, oneLine(f.Reason))
 		}
 	}
+	if len(r.Unchecked) > 0 {
+		b.WriteString("\nthe dry-run could not judge:\n")
+		for _, f := range r.Unchecked {
+			fmt.Fprintf(&b, "  - %s: %s\n", f.Object, oneLine(f.Reason))
+		}
+	}
 	b.WriteString("\n")
 	_ = review.WriteText(&b, r.Report, false)
-	return b.String()
+	return bound(b.String(), maxTextBytes, false)
 }
 
 func (r *Result) prLine() string {
@@ -106,8 +119,7 @@ func cell(facts []string) string {
 	return strings.Join(out, "<br>")
 }
 
-// mdEscape keeps text from breaking a table or injecting markup: a pull
-// request's title is untrusted.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
-}
+// mdEscape keeps text from breaking a table or injecting markup (links,
+// images, emphasis, code, HTML): a pull request's title, the head's values
+// and the API server's messages quoting them are untrusted.
+func mdEscape(s string) string { return review.MarkdownEscape(s) }

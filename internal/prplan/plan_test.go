@@ -11,6 +11,7 @@ package prplan_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/prplan"
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -212,13 +215,55 @@ func TestRemovingOrRenamingARunningJobWithoutSavepointFails(t *testing.T) {
 
 func TestClosedRolloutWindowSaysWhenTheNextOpens(t *testing.T) {
 	ns := reconciletest.Namespace(t, env.Client)
-	deploy(t, fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint"))
+	// Stamped as the GitRepository's own: the controller changes no other.
+	stamp := func(p *v1alpha1.FlinkBlueGreenDeployment) *v1alpha1.FlinkBlueGreenDeployment {
+		p.Annotations[v1alpha1.SourceAnnotation] = ns + "/jobs"
+		return p
+	}
+	deploy(t, stamp(fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")))
 	gr := &v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "jobs"}}
 	gr.Spec.RolloutWindows = []v1alpha1.RolloutWindow{{Schedule: "0 2 * * 2", Duration: metav1.Duration{Duration: 2 * time.Hour}}}
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC) // a Thursday
 
-	r := plan(t, prplan.Input{GitRepository: gr, Now: now}, object(t, fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint")))
+	r := plan(t, prplan.Input{GitRepository: gr, Now: now}, object(t, stamp(fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint"))))
 
 	hasFact(t, job(t, r, "orders"), "the rollout window is closed: no new colour starts until it opens at 2026-12-08T02:00:00Z")
 	assert.Equal(t, v1alpha1.PlanSucceeded, r.Outcome())
+}
+
+// The controller's apply check rejects such a child and keeps its
+// namespace out: the plan fails.
+func TestARefusedChildCheckFailsThePlan(t *testing.T) {
+	r := &prplan.Result{Report: &review.Report{Objects: []review.Object{{
+		APIVersion: "bggitops.dev/v1alpha1", Kind: "FlinkBlueGreenDeployment", Namespace: "team-a", Name: "orders",
+		Change: review.Changed, Deployment: &review.Plan{Action: review.ActionTransitionSavepoint,
+			Check: "will be refused: its FlinkDeployment child would be rejected: spec.taskManager.resource.cpu"}}}},
+		Jobs: []prplan.Job{{Namespace: "team-a", Name: "orders", Action: review.ActionTransitionSavepoint, Running: "orders-blue"}}}
+	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), "summary: %s", r.Summary())
+}
+
+// Plan itself asks the controller's child check (Input.CheckChild): a
+// child the cluster would reject fails the plan.
+func TestPlanRunsTheChildCheckAndARefusalFailsIt(t *testing.T) {
+	ns := reconciletest.Namespace(t, env.Client)
+	check := func(_ context.Context, _ client.Client, obj *unstructured.Unstructured) (string, error) {
+		return "", &apply.RejectedError{Err: errors.New("FlinkDeployment " + obj.GetName() + "-blue: spec.job.parallelism: must be positive")}
+	}
+	r := plan(t, prplan.Input{CheckChild: check}, object(t, fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")))
+	require.Len(t, r.Report.Objects, 1)
+	assert.True(t, r.Report.Objects[0].Deployment.WillBeRefused(), r.Report.Objects[0].Deployment.Check)
+	assert.Equal(t, v1alpha1.PlanFailed, r.Outcome(), r.Summary())
+}
+
+// A refused Secret's reason hides every detail, as the controller's apply
+// hides it (apply.APIError): the API server's message may quote a value.
+func TestARefusedSecretsReasonHidesItsDetails(t *testing.T) {
+	ns := reconciletest.Namespace(t, env.Client)
+	s := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds", Labels: map[string]string{"token": "s3cr3t value!"}},
+		StringData: map[string]string{"password": "hunter2"}}
+	r := plan(t, prplan.Input{}, object(t, s))
+	require.Len(t, r.Refused, 1)
+	assert.NotContains(t, r.Refused[0].Reason, "s3cr3t")
+	assert.Contains(t, r.Refused[0].Reason, "details hidden: secret")
 }

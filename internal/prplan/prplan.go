@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/status"
 )
@@ -52,6 +53,15 @@ type Input struct {
 	Reader client.Reader
 	// Now is the time rollout windows and deadlines are judged at.
 	Now time.Time
+	// CheckChild is the controller's check of a FlinkBlueGreenDeployment's
+	// child (reconcile.CheckChild), asked through Applier; nil: not
+	// checked against a cluster.
+	CheckChild CheckChildFunc
+	// ObserveChild reads a colour's FlinkDeployment of a live
+	// FlinkBlueGreenDeployment as the controller observes it
+	// (reconcile.ObserveChild); a change is judged against what the
+	// active one runs. Nil: against the live spec.
+	ObserveChild func(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) (*bluegreen.Child, error)
 }
 
 // Result is a plan.
@@ -65,6 +75,9 @@ type Result struct {
 	// Refused: the objects the API server refused in the dry-run, with its
 	// reason.
 	Refused []Refusal `json:"refused,omitempty"`
+	// Unchecked: the objects the dry-run could not judge, with why (a
+	// kind the head's own CRD adds, an object this identity may not read).
+	Unchecked []Refusal `json:"unchecked,omitempty"`
 
 	pr status.PullRequest
 }
@@ -109,6 +122,11 @@ func Plan(ctx context.Context, in Input) (*Result, error) {
 	if in.GitRepository != nil {
 		live.Report.Path = in.GitRepository.GetPath()
 	}
+	if in.CheckChild != nil {
+		SetChecks(live.Report, ChildChecks(ctx, in.CheckChild, in.Applier, head))
+	} else {
+		SetChecks(live.Report, nil)
+	}
 	fbgds, err := headFBGDs(head)
 	if err != nil {
 		return nil, err
@@ -117,7 +135,7 @@ func Plan(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Report: live.Report, Jobs: js, Refused: live.Refused, pr: in.PullRequest}, nil
+	return &Result{Report: live.Report, Jobs: js, Refused: live.Refused, Unchecked: live.Unchecked, pr: in.PullRequest}, nil
 }
 
 // headRevision is <ref>@sha1:<hex> as a review.Revision.
@@ -146,11 +164,19 @@ func headFBGDs(head []*unstructured.Unstructured) (map[string]*v1alpha1.FlinkBlu
 	return out, nil
 }
 
-// Outcome is v1alpha1.PlanFailed when the dry-run refused an object or a
-// job would stop without a savepoint, else v1alpha1.PlanSucceeded.
+// Outcome is v1alpha1.PlanFailed when the dry-run refused an object, the
+// cluster will refuse a job's child or a job would stop without a
+// savepoint, else v1alpha1.PlanSucceeded.
 func (r *Result) Outcome() string {
 	if len(r.Refused) > 0 {
 		return v1alpha1.PlanFailed
+	}
+	if r.Report != nil {
+		for _, o := range r.Report.Objects {
+			if o.Deployment.WillBeRefused() {
+				return v1alpha1.PlanFailed
+			}
+		}
 	}
 	for _, j := range r.Jobs {
 		if j.StopsWithoutSavepoint {

@@ -13,15 +13,19 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/redact"
 )
 
-// scrubSecret removes the values of obj, when it is a Secret, from msg: a
-// refusal (422) may quote the value it refused.
-func scrubSecret(obj *unstructured.Unstructured, msg string) string {
+// scrubSecret is the message of err about obj; when obj is a Secret, its
+// details are hidden as the controller's apply hides them (apply.APIError)
+// and its values removed from whatever is left: a refusal (422) may quote
+// the value it refused, so may any other error.
+func scrubSecret(obj *unstructured.Unstructured, err error) string {
 	if obj.GetKind() != "Secret" || obj.GroupVersionKind().Group != "" {
-		return msg
+		return err.Error()
 	}
+	msg := apply.APIError(obj, err).Error()
 	var s redact.Scrubber
 	for _, field := range []string{"data", "stringData"} {
 		values, _, _ := unstructured.NestedStringMap(obj.Object, field)

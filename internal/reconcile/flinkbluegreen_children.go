@@ -143,6 +143,13 @@ func toMap(v any) (map[string]any, error) {
 	return m, json.Unmarshal(data, &m)
 }
 
+// ObserveChild reads one colour's FlinkDeployment of p as the controller
+// observes it; nil when absent. The PR plan (prplan.Input.ObserveChild)
+// judges a change against what it runs.
+func ObserveChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) (*bluegreen.Child, error) {
+	return observeChild(ctx, c, p, color)
+}
+
 // observeChild reads one colour's FlinkDeployment; nil when absent.
 func observeChild(ctx context.Context, c client.Reader, p *v1alpha1.FlinkBlueGreenDeployment, color bluegreen.Color) (*bluegreen.Child, error) {
 	u := newUnstructured(v1alpha1.FlinkDeploymentGVK)

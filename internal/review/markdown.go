@@ -53,10 +53,10 @@ func writeJobsTable(b *strings.Builder, objs []Object) {
 		fields := strings.TrimSuffix(strings.TrimPrefix(fieldsText(o.Deployment.Fields, "`"), " ("), ")")
 		what := "**" + o.Deployment.Description + "**"
 		if c := o.Deployment.Check; c != "" {
-			what += "; " + c
+			what += "; " + MarkdownEscape(c)
 		}
 		if s := o.Deployment.Settings; len(s) > 0 {
-			what += "; settings: " + strings.Join(s, "; ")
+			what += "; settings: " + MarkdownEscape(strings.Join(s, "; "))
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s |\n", qualified(o), what, fields)
 	}
@@ -92,6 +92,17 @@ func revisionMarkdown(r Revision) string {
 	}
 	return fmt.Sprintf("`%s` (`%s`)", r.Ref, v1alpha1.ShortSHA(r.SHA))
 }
+
+// MarkdownEscape makes untrusted text (the head's values, the API
+// server's messages quoting them, a pull request's title) plain text in a
+// comment or a table cell: no link, image, emphasis, code span or HTML,
+// and no line or cell break. Parentheses stay: without brackets they
+// make no link.
+func MarkdownEscape(s string) string { return markdownEscaper.Replace(s) }
+
+var markdownEscaper = strings.NewReplacer(
+	`\`, `\\`, "[", `\[`, "]", `\]`, "!", `\!`, "*", `\*`, "_", `\_`,
+	"`", "\\`", "|", `\|`, "&", "&amp;", "<", "&lt;", ">", "&gt;", "\r", " ", "\n", " ")
 
 // codeFence is a backtick fence longer than any backtick run in s, so a
 // value cannot close the block early.

@@ -70,6 +70,16 @@ type Plan struct {
 	Settings []string `json:"settings,omitempty"`
 }
 
+// CheckRefused starts the Check of a child the cluster will refuse;
+// NotChecked is the Check of a plan no cluster was asked about.
+const (
+	CheckRefused = "will be refused: "
+	NotChecked   = "not checked against a cluster"
+)
+
+// WillBeRefused reports a plan whose child the cluster will refuse.
+func (p *Plan) WillBeRefused() bool { return p != nil && strings.HasPrefix(p.Check, CheckRefused) }
+
 func newPlan(a Action, d *bluegreen.Diff) *Plan {
 	p := &Plan{Action: a, Description: descriptions[a]}
 	if d != nil {
@@ -103,14 +113,22 @@ func plan(base, head *unstructured.Unstructured) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, d := bluegreen.Plan(old, cur)
+	return SpecPlan(old, old, cur), nil
+}
+
+// SpecPlan is what the controller does when the parent's spec old becomes
+// cur and its running child runs base (bluegreen.BaseOf; old when nothing
+// runs): the rollout is judged against base, as the controller judges it;
+// ingress and settings changes against old.
+func SpecPlan(base, old, cur *v1alpha1.FlinkBlueGreenDeploymentSpec) *Plan {
+	r, d := bluegreen.Plan(base, cur)
 	a := actions[r]
 	if r == bluegreen.RolloutNothing && !bluegreen.SameJSON(old.Ingress, cur.Ingress) {
 		a = ActionIngress
 	}
 	p := newPlan(a, &d)
 	p.Settings = settingsChanges(old, cur)
-	return p, nil
+	return p
 }
 
 // actions names the controller's rollouts in the report.

@@ -113,6 +113,9 @@ func compare(ctx context.Context, c client.Client, it *item, dry *unstructured.U
 	return p, nil
 }
 
+// APIError is apiError, for the PR plan's dry-run refusals.
+func APIError(obj *unstructured.Unstructured, err error) error { return apiError(obj, err) }
+
 // apiError turns an API server rejection into "field: reason; ...". The
 // values of a Secret's fields are never quoted.
 func apiError(obj *unstructured.Unstructured, err error) error {

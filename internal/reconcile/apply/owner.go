@@ -36,9 +36,8 @@ var ErrTokenSecret = errors.New("ServiceAccount token Secrets are not applied")
 // may read Secrets there), and, when confined, cluster-scoped kinds and
 // objects of other namespaces.
 func confine(it *item, o Options) error {
-	if isTokenSecret(it) {
-		return fmt.Errorf("%w: the API server would fill it with a token of ServiceAccount %q; "+
-			"use a projected token volume or the TokenRequest API instead", ErrTokenSecret, it.obj.GetAnnotations()["kubernetes.io/service-account.name"])
+	if err := TokenSecret(it.obj); err != nil {
+		return err
 	}
 	if !o.Confined {
 		return nil
@@ -77,14 +76,21 @@ func (r *run) foreign(plans []*plan) []error {
 }
 
 func (r *run) ownedElsewhere(p *plan) error {
-	owner := p.live.GetAnnotations()[v1alpha1.SourceAnnotation]
+	return OwnedElsewhere(p.live, p.obj, r.source, r.owned[p.meta.String()])
+}
+
+// OwnedElsewhere is why an Apply by source may not change the existing
+// object live into obj (ErrOwnedElsewhere), nil when it may; inInventory:
+// source's inventory lists it. The PR plan judges by it too.
+func OwnedElsewhere(live, obj *unstructured.Unstructured, source string, inInventory bool) error {
+	owner := live.GetAnnotations()[v1alpha1.SourceAnnotation]
 	switch {
-	case owner == r.source, r.owned[p.meta.String()]:
+	case owner == source, inInventory:
 		return nil
 	case owner != "":
 		return fmt.Errorf("%w: it belongs to GitRepository %s (annotation %s); an object has one source: remove it from one of the repositories",
 			ErrOwnedElsewhere, owner, v1alpha1.SourceAnnotation)
-	case p.obj.GetAnnotations()[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptEnabledValue:
+	case obj.GetAnnotations()[v1alpha1.AdoptAnnotation] == v1alpha1.AdoptEnabledValue:
 		return nil
 	}
 	return fmt.Errorf("%w: it exists without a source (made by hand or by another tool); to take it over, annotate it in Git with %s: %s",
@@ -102,11 +108,22 @@ func inventoryIDs(inv *v1alpha1.Inventory) map[string]bool {
 	return out
 }
 
-func isTokenSecret(it *item) bool {
-	if it.obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Kind: "Secret"}) {
+// TokenSecret is ErrTokenSecret for obj when it is a ServiceAccount token
+// Secret, which an Apply never writes; nil otherwise. The PR plan judges
+// by it too.
+func TokenSecret(obj *unstructured.Unstructured) error {
+	if !isTokenSecret(obj) {
+		return nil
+	}
+	return fmt.Errorf("%w: the API server would fill it with a token of ServiceAccount %q; "+
+		"use a projected token volume or the TokenRequest API instead", ErrTokenSecret, obj.GetAnnotations()["kubernetes.io/service-account.name"])
+}
+
+func isTokenSecret(obj *unstructured.Unstructured) bool {
+	if obj.GroupVersionKind().GroupKind() != (schema.GroupKind{Kind: "Secret"}) {
 		return false
 	}
-	typ, _, _ := unstructured.NestedString(it.obj.Object, "type")
-	_, named := it.obj.GetAnnotations()["kubernetes.io/service-account.name"]
+	typ, _, _ := unstructured.NestedString(obj.Object, "type")
+	_, named := obj.GetAnnotations()["kubernetes.io/service-account.name"]
 	return typ == "kubernetes.io/service-account-token" || named
 }
