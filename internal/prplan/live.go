@@ -59,8 +59,26 @@ type Live struct {
 // one the live objects name; see ApplyingSource and Prunable). head must be
 // placed (PlaceHead).
 func Compare(ctx context.Context, applier client.Client, reader client.Reader, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) (*Live, error) {
+	return compare(ctx, applier, reader, head, gr, Rules{})
+}
+
+// Rules are the apply's own rules beyond the dry-run (apply.Options): a
+// confined GitRepository writes only namespaced objects of its own
+// namespace, and Check looks further than the dry-run (the accounts a job
+// may run as, the Ingress policy). The controller sets them for its plans,
+// so a plan refuses what its apply would refuse.
+type Rules struct {
+	Confined bool
+	Check    func(context.Context, client.Client, *unstructured.Unstructured) error
+}
+
+func compare(ctx context.Context, applier client.Client, reader client.Reader, head []*unstructured.Unstructured, gr *v1alpha1.GitRepository, rules Rules) (*Live, error) {
 	out := &Live{Source: gr}
 	hc := newHeadCtx(head, gr)
+	hc.rules = rules
+	if gr != nil {
+		hc.namespace = gr.Namespace
+	}
 	var live, dry, raw []*unstructured.Unstructured
 	for _, obj := range head {
 		l, d, v, err := hc.dryRunApply(ctx, applier, reader, obj)
@@ -148,6 +166,8 @@ type headCtx struct {
 	kinds      map[schema.GroupKind]bool
 	source     string // gr's bggitops.dev/source value, "" without gr
 	inventory  map[string]bool
+	rules      Rules
+	namespace  string // the GitRepository's
 }
 
 func newHeadCtx(head []*unstructured.Unstructured, gr *v1alpha1.GitRepository) headCtx {
@@ -195,7 +215,7 @@ type verdict struct{ refused, unchecked *Refusal }
 // of a kind the head's own CRD adds is added, not checked; one this
 // identity may not read is not checked.
 func (hc headCtx) dryRunApply(ctx context.Context, applier client.Client, reader client.Reader, obj *unstructured.Unstructured) (live, dry *unstructured.Unstructured, v verdict, err error) {
-	if err := apply.TokenSecret(obj); err != nil {
+	if err := hc.confine(obj); err != nil {
 		return nil, nil, verdict{refused: &Refusal{Object: idOf(obj), Reason: err.Error()}}, nil
 	}
 	newKind := hc.kinds[obj.GroupVersionKind().GroupKind()]
@@ -224,7 +244,8 @@ func (hc headCtx) dryRunApply(ctx context.Context, applier client.Client, reader
 	err = objects.Apply(ctx, applier, dry, client.DryRunAll)
 	switch {
 	case err == nil:
-		return live, dry, verdict{}, nil
+		v, err := hc.check(ctx, applier, obj, dry)
+		return live, dry, v, err
 	case newKind && (apimeta.IsNoMatchError(err) || apierrors.IsNotFound(err)):
 		return nil, obj.DeepCopy(), verdict{unchecked: &Refusal{Object: idOf(obj), Reason: "added, not checked (its CRD comes with this change)"}}, nil
 	case live == nil && apierrors.IsNotFound(err) && hc.namespaces[obj.GetNamespace()]:
@@ -248,4 +269,35 @@ func refusal(err error) bool {
 // idOf is Kind namespace/name, as review names objects.
 func idOf(u *unstructured.Unstructured) string {
 	return review.Object{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}.ID()
+}
+
+// confine refuses what the apply never writes: a ServiceAccount token
+// Secret, and for a confined GitRepository anything outside its namespace.
+func (hc headCtx) confine(obj *unstructured.Unstructured) error {
+	if err := apply.TokenSecret(obj); err != nil {
+		return err
+	}
+	if !hc.rules.Confined {
+		return nil
+	}
+	return apply.Confine(obj, obj.GetNamespace() != "", hc.namespace)
+}
+
+// check runs the apply's own check on the dry-run result, as the apply
+// does before it writes: a rejection refuses the object, any other error
+// (the check could not ask) fails the plan, to be tried again.
+func (hc headCtx) check(ctx context.Context, applier client.Client, obj, dry *unstructured.Unstructured) (verdict, error) {
+	if hc.rules.Check == nil {
+		return verdict{}, nil
+	}
+	err := hc.rules.Check(ctx, applier, dry.DeepCopy())
+	var rej *apply.RejectedError
+	switch {
+	case err == nil:
+		return verdict{}, nil
+	case errors.As(err, &rej):
+		return verdict{refused: &Refusal{Object: idOf(obj), Reason: scrubSecret(obj, err)}}, nil
+	default:
+		return verdict{}, fmt.Errorf("check %s: %s", objects.ID(obj), scrubSecret(obj, err))
+	}
 }

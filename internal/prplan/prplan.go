@@ -114,7 +114,7 @@ func Plan(ctx context.Context, in Input) (*Result, error) {
 	for i, u := range in.Head {
 		head[i] = u.DeepCopy()
 	}
-	live, err := Compare(ctx, in.Applier, in.Reader, head, in.GitRepository)
+	live, err := compare(ctx, in.Applier, in.Reader, head, in.GitRepository, Rules{Confined: in.Confined, Check: in.Check})
 	if err != nil {
 		return nil, err
 	}

@@ -123,7 +123,7 @@ func (r *PullRequestReconciler) planOf(ctx context.Context, run *prRun, pr statu
 	}
 	return r.plan()(ctx, prplan.Input{GitRepository: gr, PullRequest: pr, Head: objs, HeadRevision: rev,
 		Applier: applier, Confined: r.Tenancy.confined(gr.Namespace), Check: r.Tenancy.check(gr.Namespace),
-		Reader: r.Reader, Now: r.now()})
+		Reader: r.Reader, Now: r.now(), CheckChild: CheckChild, ObserveChild: ObserveChild})
 }
 
 // headObjects fetches pr's head into the heads' directory and renders

@@ -42,13 +42,19 @@ func confine(it *item, o Options) error {
 	if !o.Confined {
 		return nil
 	}
-	if !it.namespaced {
+	return Confine(it.obj, it.namespaced, o.Namespace)
+}
+
+// Confine refuses, for a GitRepository confined to namespace, a
+// cluster-scoped object or one of another namespace.
+func Confine(obj *unstructured.Unstructured, namespaced bool, namespace string) error {
+	if !namespaced {
 		return fmt.Errorf("%w: a GitRepository in namespace %s may apply only namespaced objects of its own namespace; "+
-			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, o.Namespace)
+			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, namespace)
 	}
-	if ns := it.obj.GetNamespace(); ns != o.Namespace {
+	if ns := obj.GetNamespace(); ns != namespace {
 		return fmt.Errorf("%w: namespace %s is not %s, the GitRepository's; "+
-			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, ns, o.Namespace)
+			"a cluster admin lists the namespaces allowed more with the controller's --cluster-wide-namespaces", ErrOutsideNamespace, ns, namespace)
 	}
 	return nil
 }
