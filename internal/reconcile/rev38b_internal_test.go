@@ -176,3 +176,30 @@ func TestRev38bDuplicateRefNumbersChurn(t *testing.T) {
 		"refs/heads/pr-+5": strings.Repeat("3", 40)}, "refs/heads/pr-*")
 	assert.Len(t, heads, 1, "one head per number: %v", heads)
 }
+
+// TestRev38bATransientFetchFailureIsAPermanentFailedPlan: the head's fetch
+// fails for a passing reason (git server unreachable; likewise a worker
+// busy past the fetch's timeout, an API server hiccup in the dry-run):
+// the plan is recorded Failed and posted `failure`, and since a head is
+// planned once per SHA it is never planned again — neither by the next
+// pass nor by a plan request — until the author pushes.
+func TestRev38bATransientFetchFailureIsAPermanentFailedPlan(t *testing.T) {
+	f := &rev38bForge{}
+	srv := f.serve(t)
+	rv := &rev38bReviews{prs: []status.PullRequest{{Number: 1, HeadSHA: strings.Repeat("c", 40), HeadRef: "refs/pull/1/head"}}}
+	r, c := rev38bSetup(t, srv.URL, rv, nil)
+	gr := &v1alpha1.GitRepository{}
+	require.NoError(t, c.Get(context.Background(), rev38bReq.NamespacedName, gr))
+	gr.Spec.URL = "http://127.0.0.1:1/unreachable.git" // connection refused: the git server is down for a moment
+	require.NoError(t, c.Update(context.Background(), gr))
+	_, err := r.Reconcile(context.Background(), rev38bReq)
+	require.NoError(t, err)
+	require.NoError(t, c.Get(context.Background(), rev38bReq.NamespacedName, gr))
+	t.Logf("plan: %+v, posts %v", gr.Status.PullRequests, f.posts)
+	// The server is back; a plan request comes (webhook or CLI).
+	gr.Annotations = map[string]string{v1alpha1.PlanRequestedAtAnnotation: "t2"}
+	require.NoError(t, c.Update(context.Background(), gr))
+	_, err = r.Reconcile(context.Background(), rev38bReq)
+	require.NoError(t, err)
+	assert.Greater(t, len(f.posts), 2, "a plan that failed for a passing reason is planned again (posts %v)", f.posts)
+}
