@@ -68,9 +68,11 @@ func (f *rev38bForge) serve(t *testing.T) *httptest.Server {
 }
 
 type rev38bReviews struct {
-	prs    []status.PullRequest
-	err    error
-	during func()
+	prs        []status.PullRequest
+	err        error
+	during     func()
+	commentErr error
+	comments   int
 }
 
 func (r *rev38bReviews) PullRequests(context.Context, string, int) ([]status.PullRequest, error) {
@@ -80,6 +82,11 @@ func (r *rev38bReviews) PullRequests(context.Context, string, int) ([]status.Pul
 	return r.prs, r.err
 }
 func (r *rev38bReviews) UpsertComment(context.Context, int64, int64, string, string) (int64, error) {
+	if err := r.commentErr; err != nil {
+		r.commentErr = nil
+		return 0, err
+	}
+	r.comments++
 	return 1, nil
 }
 
@@ -202,4 +209,22 @@ func TestRev38bATransientFetchFailureIsAPermanentFailedPlan(t *testing.T) {
 	_, err = r.Reconcile(context.Background(), rev38bReq)
 	require.NoError(t, err)
 	assert.Greater(t, len(f.posts), 2, "a plan that failed for a passing reason is planned again (posts %v)", f.posts)
+}
+
+// TestRev38bACommentRefusedOnceIsNeverWritten: the comment call fails for
+// a passing reason (a 502, a secondary rate limit, the namespace's forge
+// budget spent by the statuses just posted); the head's plan is recorded
+// done all the same, so the comment is never written for this head: the
+// PR keeps showing the previous head's report under the new head's status.
+func TestRev38bACommentRefusedOnceIsNeverWritten(t *testing.T) {
+	f := &rev38bForge{}
+	srv := f.serve(t)
+	rv := &rev38bReviews{prs: []status.PullRequest{{Number: 1, HeadSHA: strings.Repeat("d", 40), HeadRef: "refs/pull/1/head"}},
+		commentErr: errors.New("github comment on #1: HTTP 502 Bad Gateway")}
+	r, _ := rev38bSetup(t, srv.URL, rv, nil)
+	for range 2 {
+		_, err := r.Reconcile(context.Background(), rev38bReq)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, rv.comments, "the refused comment is written at a later pass")
 }
