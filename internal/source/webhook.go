@@ -398,11 +398,15 @@ func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitReposi
 	})
 }
 
-// requestPlan asks for the pull requests to be planned now. A plan is
-// made once per head commit, so a request overwritten before it is
-// handled loses nothing: the newer one plans the same heads or newer ones.
+// requestPlan asks for the pull requests to be planned now, unless a
+// request is already pending: overwriting one not yet handled would
+// erase what a `bg-gitops plan` waits for, and make every PR event a
+// write; the pending one lists the heads, the new one's included.
 func (rc *Receiver) requestPlan(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	return rc.annotate(ctx, gr, v1alpha1.PlanRequestedAtAnnotation, func(*v1alpha1.GitRepository) bool { return false })
+	return rc.annotate(ctx, gr, v1alpha1.PlanRequestedAtAnnotation, func(gr *v1alpha1.GitRepository) bool {
+		v := gr.GetAnnotations()[v1alpha1.PlanRequestedAtAnnotation]
+		return v != "" && v != gr.Status.LastHandledPlanAt
+	})
 }
 
 // annotate sets annotation key to the current time, unless pending says a
