@@ -169,7 +169,7 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	if err := rc.gate().allow(gr.Status.WebhookPath, rc.now()); err != nil {
+	if err := rc.gate().allow(rateBucket(gr, r.Header), rc.now()); err != nil {
 		return 0, "", err
 	}
 	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String())
@@ -186,6 +186,17 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 		return 0, "", fail(http.StatusBadRequest, "%v", err)
 	}
 	return rc.deliver(r, gr, body, ev, log.WithValues("ref", ev.Ref))
+}
+
+// rateBucket is the rate-limit bucket of a delivery to gr: pull-request
+// events have one of their own beside the path's, so that a busy pull
+// request (every edit, label and review is an event) never gets the
+// pushes of the watched branch answered 429.
+func rateBucket(gr *v1alpha1.GitRepository, h http.Header) string {
+	if gr.Spec.PullRequests != nil && IsPullRequestEvent(h) {
+		return gr.Status.WebhookPath + " pull-requests"
+	}
+	return gr.Status.WebhookPath
 }
 
 // deliver requests a reconcile for a verified push, unless the delivery
