@@ -143,10 +143,12 @@ func (r *PullRequestReconciler) idle(ctx context.Context, run *prRun) error {
 	return r.patchStatus(ctx, run)
 }
 
-// forget drops the heads' checkout of a deleted GitRepository.
+// forget drops the heads' checkout and the record of their renders'
+// Secrets, of a GitRepository deleted or that plans nothing any more.
 func (r *PullRequestReconciler) forget(id types.NamespacedName) {
 	k := pullsKey(id)
 	r.Cache.Forget(k.Namespace, k.Name)
+	r.Redact.Forget(k)
 	r.mem.forget(id)
 }
 

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -130,7 +132,7 @@ func (r *PullRequestReconciler) validHeads(gr *v1alpha1.GitRepository, prs []sta
 		if isCommitName(pr.HeadSHA) {
 			return false
 		}
-		r.event(gr, "Warning", "PullRequestHeadInvalid",
+		r.event(gr, corev1.EventTypeWarning, "PullRequestHeadInvalid",
 			fmt.Sprintf("pull request %d: the forge names its head %q, not a commit; skipped", pr.Number, status.Truncate(pr.HeadSHA, status.ProviderGitHub)))
 		return true
 	})

@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -263,7 +264,12 @@ func TestRemovingSpecPullRequestsRemovesTheHeadsCheckout(t *testing.T) {
 	_, err := r.Reconcile(context.Background(), prReq)
 	require.NoError(t, err)
 	k := pullsKey(prReq.NamespacedName)
-	// What a fetch of a head leaves (this one's URL is refused before).
+	// What a fetch and render of a head leave (this one's URL is refused
+	// before): a checkout, and the values of its Secrets.
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"namespace": "a", "name": "creds"}, "stringData": map[string]any{"password": "hunter2-head"}}}
+	r.Redact.NoteRendered(k, []*unstructured.Unstructured{secret})
+	require.Equal(t, "***", r.scrubber(&v1alpha1.GitRepository{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "repo"}}).Scrub("hunter2-head"))
 	require.NoError(t, os.MkdirAll(r.Cache.Dir(k.Namespace, k.Name), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(r.Cache.Dir(k.Namespace, k.Name), "HEAD"), []byte("x"), 0o600))
 	gr := &v1alpha1.GitRepository{}
@@ -274,6 +280,7 @@ func TestRemovingSpecPullRequestsRemovesTheHeadsCheckout(t *testing.T) {
 	_, err = r.Reconcile(context.Background(), prReq)
 	require.NoError(t, err)
 	assert.NoDirExists(t, r.Cache.Dir(k.Namespace, k.Name))
+	assert.Equal(t, "hunter2-head", r.Redact.ForSource(k).Scrub("hunter2-head"), "the heads' Secret record is dropped")
 	require.NoError(t, c.Get(context.Background(), prReq.NamespacedName, gr))
 	assert.Empty(t, gr.Status.PullRequests)
 }
