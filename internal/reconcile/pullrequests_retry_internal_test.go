@@ -324,3 +324,28 @@ func TestThePlannerTakesItsNamespacesWorkerSlot(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, f.tried, "with a slot the head is planned")
 }
+
+// TestAFailedVerdictIsFinalUntilARequestAfterIt: a head whose own verdict
+// is Failed (here: its URL is refused) is not planned again by the next
+// pass, nor by a plan request made before the verdict; a request made
+// after it plans the head again.
+func TestAFailedVerdictIsFinalUntilARequestAfterIt(t *testing.T) {
+	f := &prForge{}
+	srv := f.serve(t)
+	rv := &prListing{prs: []status.PullRequest{{Number: 1, HeadSHA: strings.Repeat("9", 40), HeadRef: "refs/pull/1/head"}}}
+	earlier := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	r, c := prSetup(t, srv.URL, rv, map[string]string{v1alpha1.PlanRequestedAtAnnotation: earlier})
+	for range 2 {
+		_, err := r.Reconcile(context.Background(), prReq)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"pending", "failure"}, f.posts, "a verdict is final for its SHA")
+	gr := &v1alpha1.GitRepository{}
+	require.NoError(t, c.Get(context.Background(), prReq.NamespacedName, gr))
+	require.Equal(t, v1alpha1.PlanFailed, gr.Status.PullRequests[0].Outcome)
+	gr.Annotations[v1alpha1.PlanRequestedAtAnnotation] = gr.Status.PullRequests[0].Time.Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	require.NoError(t, c.Update(context.Background(), gr))
+	_, err := r.Reconcile(context.Background(), prReq)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"pending", "failure", "pending", "failure"}, f.posts, "a request after the verdict plans again")
+}
