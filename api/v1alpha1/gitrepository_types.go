@@ -244,6 +244,23 @@ type PullRequestPlan struct {
 	// each new head; 0 when none was written.
 	// +optional
 	CommentID int64 `json:"commentID,omitempty"`
+	// CommentAuthorID is the forge's id of the user who wrote the plan
+	// comment (learned when it was created): a token that may not read
+	// its own user edits only a comment by this author.
+	// +optional
+	CommentAuthorID int64 `json:"commentAuthorID,omitempty"`
+	// CommentSHA is the head the plan comment was last written for; a
+	// comment refused is written again at a later pass, not re-planned.
+	// +optional
+	CommentSHA string `json:"commentSHA,omitempty"`
+	// StatusSHA is the head whose verdict the forge shows; a verdict
+	// refused is posted again at a later pass, not re-planned.
+	// +optional
+	StatusSHA string `json:"statusSHA,omitempty"`
+	// ObservedGeneration is the GitRepository's generation the head was
+	// planned at: a spec change plans a Failed head again.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// Time is when the head was planned.
 	Time metav1.Time `json:"time"`
 }

@@ -93,6 +93,24 @@ func (s *namespaceSlots) acquire(key types.NamespacedName) (release func(), ok b
 	return func() { s.release(ns) }, true
 }
 
+// tryAcquire takes a slot of key's namespace like acquire, but a refused
+// key is not woken on a release (the wake-ups are the sync's): it looks
+// again after busyRetry. The pull-request planner takes its slots so.
+func (s *namespaceSlots) tryAcquire(key types.NamespacedName) (release func(), ok bool) {
+	if s == nil || s.max <= 0 {
+		return func() {}, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ns := key.Namespace
+	if held := s.busy[ns]; held > 0 && (held >= s.max || s.total+1 >= s.workers) {
+		return nil, false
+	}
+	s.busy[ns]++
+	s.total++
+	return func() { s.release(ns) }, true
+}
+
 // release frees a slot of ns and wakes the object that waited longest,
 // preferring one of ns (the namespace whose bound it most likely hit).
 func (s *namespaceSlots) release(ns string) {

@@ -70,6 +70,11 @@ type PullRequestReconciler struct {
 	// when nil).
 	NewReviews func(v1alpha1.CommitStatusSpec, string, status.Options) (status.Reviews, error)
 	Now        func() time.Time
+	// Slots are the sync's per-namespace bound: a tenant's heads take its
+	// namespace's slots, never the other tenants' (nil: no bound).
+	Slots *namespaceSlots
+
+	mem prMemory
 }
 
 // pullsSuffix names the cache directory of a GitRepository's pull request
@@ -87,8 +92,9 @@ type prRun struct {
 	gr, base *v1alpha1.GitRepository
 	forge    *planForge // nil without spec.commitStatus
 	dir      string
-	// retry: the forge refused a plan's status; the head is planned again
-	// soon, not after a whole interval.
+	// retry: a head was not planned for a passing reason, or the forge
+	// refused its verdict or comment; the pass runs again after a backoff
+	// (prMemory.backoff), not after a whole interval.
 	retry bool
 }
 
@@ -105,6 +111,12 @@ func (r *PullRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !gr.DeletionTimestamp.IsZero() || gr.Spec.PullRequests == nil || gr.IsSuspended() {
 		return ctrl.Result{}, r.idle(ctx, run)
 	}
+	release, ok := r.Slots.tryAcquire(req.NamespacedName)
+	if !ok {
+		logf.FromContext(ctx).V(1).Info("other GitRepositories of the namespace hold its workers", "requeueAfter", busyRetry)
+		return ctrl.Result{RequeueAfter: busyRetry}, nil
+	}
+	defer release()
 	err := r.pass(ctx, run)
 	if perr := r.patchStatus(ctx, run); perr != nil {
 		return ctrl.Result{}, perr
@@ -113,24 +125,31 @@ func (r *PullRequestReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err // the rate limiter backs off
 	}
 	if run.retry {
-		return ctrl.Result{RequeueAfter: forgeRetry}, nil
+		return ctrl.Result{RequeueAfter: r.mem.backoff(req.NamespacedName, gr.GetInterval())}, nil
 	}
+	r.mem.reset(req.NamespacedName)
 	return ctrl.Result{RequeueAfter: gr.GetInterval()}, nil
 }
 
-// idle drops the plans of a GitRepository that plans nothing (any more);
-// their comments stay.
+// idle drops the plans of a GitRepository that plans nothing (any more),
+// and the heads' checkout with them; their comments stay.
 func (r *PullRequestReconciler) idle(ctx context.Context, run *prRun) error {
+	if run.gr.Spec.PullRequests == nil || !run.gr.DeletionTimestamp.IsZero() {
+		r.forget(client.ObjectKeyFromObject(run.gr))
+	}
 	if run.gr.Spec.PullRequests == nil {
 		run.gr.Status.PullRequests = nil
 	}
 	return r.patchStatus(ctx, run)
 }
 
-// forget drops the heads' checkout of a deleted GitRepository.
+// forget drops the heads' checkout and the record of their renders'
+// Secrets, of a GitRepository deleted or that plans nothing any more.
 func (r *PullRequestReconciler) forget(id types.NamespacedName) {
 	k := pullsKey(id)
 	r.Cache.Forget(k.Namespace, k.Name)
+	r.Redact.Forget(k)
+	r.mem.forget(id)
 }
 
 // pass lists the heads and plans the new ones. An error of the listing is
@@ -138,9 +157,7 @@ func (r *PullRequestReconciler) forget(id types.NamespacedName) {
 // only that head.
 func (r *PullRequestReconciler) pass(ctx context.Context, run *prRun) error {
 	gr := run.gr
-	if v, ok := gr.Annotations[v1alpha1.PlanRequestedAtAnnotation]; ok {
-		gr.Status.LastHandledPlanAt = v
-	}
+	requested, isRequest := gr.Annotations[v1alpha1.PlanRequestedAtAnnotation]
 	forge, err := r.forge(ctx, gr)
 	if err != nil {
 		return r.warn(gr, "PullRequestForgeFailed", err)
@@ -153,21 +170,54 @@ func (r *PullRequestReconciler) pass(ctx context.Context, run *prRun) error {
 	if err != nil {
 		return r.warn(gr, "PullRequestListFailed", err)
 	}
-	heads = selectHeads(heads, gr.Spec.PullRequests)
+	// Listed: the request is handled by this pass.
+	if isRequest {
+		gr.Status.LastHandledPlanAt = requested
+	}
+	heads = selectHeads(r.validHeads(gr, heads), gr.Spec.PullRequests)
 	plans := listedPlans(gr.Status.PullRequests, heads)
+	gr.Status.PullRequests = plans
 	k := pullsKey(client.ObjectKeyFromObject(gr))
 	dir, release := r.Cache.Acquire(k.Namespace, k.Name)
 	defer release()
 	run.dir = dir
 	for _, pr := range heads {
 		prev, ok := findPlan(plans, pr.Number)
-		if ok && prev.HeadSHA == pr.HeadSHA && prev.Outcome != v1alpha1.PlanPending {
-			continue
+		var plan v1alpha1.PullRequestPlan
+		if ok && prev.HeadSHA == pr.HeadSHA && !replan(gr, prev, requested) {
+			plan = r.deliver(ctx, run, pr, prev)
+		} else {
+			plan = r.planHead(ctx, run, pr, prev)
 		}
-		plans = putPlan(plans, r.planHead(ctx, run, pr, prev))
+		plans = putPlan(plans, plan)
+		gr.Status.PullRequests = plans
+		// Saved head by head: a long pass loses nothing to a restart.
+		if err := r.patchStatus(ctx, run); err != nil {
+			return err
+		}
 	}
-	gr.Status.PullRequests = plans
 	return nil
+}
+
+// replan: a head already planned at its SHA is planned again when its
+// plan is Pending (a passing failure), or Failed and the spec changed
+// since (generation) or a plan request came after the plan.
+func replan(gr *v1alpha1.GitRepository, prev v1alpha1.PullRequestPlan, requested string) bool {
+	switch prev.Outcome {
+	case v1alpha1.PlanPending:
+		return true
+	case v1alpha1.PlanFailed:
+		return prev.ObservedGeneration != gr.Generation || requestedAfter(requested, prev.Time.Time)
+	}
+	return false
+}
+
+// requestedAfter: the plan request at (RFC 3339, as the webhook and the
+// CLI write it) was made after planned. The plan's time is kept to the
+// second, so a request within that second is not after it.
+func requestedAfter(at string, planned time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	return err == nil && t.Truncate(time.Second).After(planned)
 }
 
 // warn records err as a Warning event on gr (never a condition: those are
@@ -191,22 +241,53 @@ func (r *PullRequestReconciler) scrubber(gr *v1alpha1.GitRepository) redact.Scru
 	return r.Redact.ForSource(id).And(r.Redact.ForSource(pullsKey(id)))
 }
 
+// maxRebases bounds the conflicts one save rebases over.
+const maxRebases = 5
+
 // patchStatus writes status.pullRequests and status.lastHandledPlanAt when
 // they changed, over the resourceVersion read. The patch holds those
-// fields only: the sync's fields are never written from here.
+// fields only: the sync's fields are never written from here. On a
+// conflict (the sync's status, a plan request, any write since) it reads
+// the object afresh and puts the planner's own fields on it again, as
+// the sync's rebaseStatus does: a plan posted is never lost to a write.
 func (r *PullRequestReconciler) patchStatus(ctx context.Context, run *prRun) error {
-	if equality.Semantic.DeepEqual(run.base.Status, run.gr.Status) {
-		return nil
-	}
-	lock := client.MergeFromWithOptions(run.base, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, run.gr, lock); err != nil {
-		if apierrors.IsConflict(err) {
-			logf.FromContext(ctx).V(1).Info("GitRepository changed while its pull requests were planned; planning again")
+	for attempt := 0; ; attempt++ {
+		if planFieldsEqual(run.base.Status, run.gr.Status) {
+			return nil
 		}
-		return fmt.Errorf("patch status: %w", err)
+		next := run.base.DeepCopy()
+		next.Status.PullRequests = run.gr.Status.PullRequests
+		next.Status.LastHandledPlanAt = run.gr.Status.LastHandledPlanAt
+		lock := client.MergeFromWithOptions(run.base, client.MergeFromWithOptimisticLock{})
+		err := r.Client.Status().Patch(ctx, next, lock)
+		if err == nil {
+			run.base = next
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == maxRebases {
+			return fmt.Errorf("patch status: %w", err)
+		}
+		logf.FromContext(ctx).V(1).Info("GitRepository changed while its pull requests were planned; saving the plans over the change")
+		fresh := &v1alpha1.GitRepository{}
+		if err := r.reader().Get(ctx, client.ObjectKeyFromObject(run.gr), fresh); err != nil {
+			return fmt.Errorf("patch status: read afresh: %w", err)
+		}
+		run.base = fresh
 	}
-	run.base = run.gr.DeepCopy()
-	return nil
+}
+
+// planFieldsEqual: the planner's own status fields are the same.
+func planFieldsEqual(a, b v1alpha1.GitRepositoryStatus) bool {
+	return a.LastHandledPlanAt == b.LastHandledPlanAt && equality.Semantic.DeepEqual(a.PullRequests, b.PullRequests)
+}
+
+// reader reads the object afresh (the cache may not hold the write that
+// conflicted yet).
+func (r *PullRequestReconciler) reader() client.Reader {
+	if r.Reader != nil {
+		return r.Reader
+	}
+	return r.Client
 }
 
 func (r *PullRequestReconciler) now() time.Time {

@@ -84,20 +84,20 @@ func (f *planForge) post(ctx context.Context, gr *v1alpha1.GitRepository, revisi
 }
 
 // comment writes body as the plan comment of pull request number, edited
-// in place (id, else the marker); it returns the comment's id, or id and
+// in place (prev, else the marker); it returns the comment, or prev and
 // an error when the forge refused.
-func (f *planForge) comment(ctx context.Context, number, id int64, marker, body string) (int64, error) {
+func (f *planForge) comment(ctx context.Context, number int64, prev status.CommentRef, marker, body string) (status.CommentRef, error) {
 	if f.reviews == nil {
-		return id, nil
+		return prev, nil
 	}
-	got := id
+	got := prev
 	err := f.call(ctx, func(ctx context.Context) error {
 		var err error
-		got, err = f.reviews.UpsertComment(ctx, number, id, marker, f.scrub.Scrub(body))
+		got, err = f.reviews.UpsertComment(ctx, number, prev, marker, f.scrub.Scrub(body))
 		return err
 	})
 	if err != nil {
-		return id, err
+		return prev, err
 	}
 	return got, nil
 }

@@ -201,8 +201,11 @@ func TestPullRequestPlansAgainstGitea(t *testing.T) {
 	assert.Contains(t, comments[0].Body, "1.20.2")
 	gr := f.get()
 	require.Len(t, gr.Status.PullRequests, 1)
+	got := gr.Status.PullRequests[0]
+	assert.NotZero(t, got.CommentAuthorID, "the comment's author is kept")
 	assert.Equal(t, v1alpha1.PullRequestPlan{Number: n, HeadSHA: sha2, Outcome: v1alpha1.PlanSucceeded, Summary: s.Description,
-		CommentID: first, Time: gr.Status.PullRequests[0].Time}, gr.Status.PullRequests[0])
+		CommentID: first, CommentAuthorID: got.CommentAuthorID, CommentSHA: sha2, StatusSHA: sha2,
+		ObservedGeneration: gr.Generation, Time: got.Time}, got)
 
 	// Closed: no longer planned, its comment stays.
 	g.close(n)

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
@@ -110,14 +112,58 @@ func matchRefs(refs map[string]string, pattern string) []status.PullRequest {
 		if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) || len(name) < len(prefix)+len(suffix) {
 			continue
 		}
-		n, err := strconv.ParseInt(name[len(prefix):len(name)-len(suffix)], 10, 64)
-		if err != nil || n <= 0 {
+		// One ref per number: pr-05 and pr-+5 would be #5 too, and two
+		// heads of one number would be planned over each other forever.
+		n, ok := canonicalNumber(name[len(prefix) : len(name)-len(suffix)])
+		if !ok {
 			continue
 		}
 		out = append(out, status.PullRequest{Number: n, HeadSHA: sha, HeadRef: name})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Number > out[j].Number })
 	return out
+}
+
+// validHeads drops the heads whose commit is no SHA-1 or SHA-256 hex
+// name (a forge's answer is untrusted input), with a Warning event: they
+// could never be fetched, and would be tried again at every pass.
+func (r *PullRequestReconciler) validHeads(gr *v1alpha1.GitRepository, prs []status.PullRequest) []status.PullRequest {
+	return slices.DeleteFunc(prs, func(pr status.PullRequest) bool {
+		if isCommitName(pr.HeadSHA) {
+			return false
+		}
+		r.event(gr, corev1.EventTypeWarning, "PullRequestHeadInvalid",
+			fmt.Sprintf("pull request %d: the forge names its head %q, not a commit; skipped", pr.Number, status.Truncate(pr.HeadSHA, status.ProviderGitHub)))
+		return true
+	})
+}
+
+// isCommitName: s is a full SHA-1 or SHA-256 commit name, lower-case hex.
+func isCommitName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// canonicalNumber parses a pull request number written as forges write
+// it: decimal, no sign, no leading zero, above zero.
+func canonicalNumber(s string) (int64, bool) {
+	if s == "" || s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }
 
 // selectHeads drops the pull requests spec skips and keeps the first

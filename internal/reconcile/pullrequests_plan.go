@@ -13,6 +13,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 	"bggitops.dev/bg-gitops/internal/prplan"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"
+	"bggitops.dev/bg-gitops/internal/worker"
 )
 
 // planMarker starts the plan comment of a GitRepository: the forge finds
@@ -39,26 +41,78 @@ type verdict struct {
 }
 
 // planHead plans pr's head and posts the plan; prev is the pull request's
-// plan before (its comment is edited in place). A forge that refuses the
-// status leaves the plan Pending, planned again at the next pass.
+// plan before (its comment is edited in place). A head that cannot be
+// planned for a passing reason (git unreachable, a busy worker, an API
+// server hiccup) stays Pending, `pending` on the forge with "retrying:
+// <reason>", and is planned again after a backoff; the plan's own verdict
+// (its content does not render, the dry-run refuses it, it would stop a
+// job without a savepoint) is final for the SHA.
 func (r *PullRequestReconciler) planHead(ctx context.Context, run *prRun, pr status.PullRequest, prev v1alpha1.PullRequestPlan) v1alpha1.PullRequestPlan {
 	gr, log := run.gr, logf.FromContext(ctx).WithValues("pullRequest", pr.Number, "head", pr.HeadSHA)
 	rev := v1alpha1.FormatRevision(pr.HeadRef, pr.HeadSHA)
 	plan := v1alpha1.PullRequestPlan{Number: pr.Number, HeadSHA: pr.HeadSHA, Outcome: v1alpha1.PlanPending,
-		CommentID: prev.CommentID, Time: metav1.NewTime(r.now())}
+		CommentID: prev.CommentID, CommentAuthorID: prev.CommentAuthorID,
+		ObservedGeneration: gr.Generation, Time: metav1.NewTime(r.now())}
 	if err := r.post(ctx, run, rev, status.StatePending, "planning"); err != nil {
-		plan.Summary, run.retry = oneLine(r.warn(gr, "PlanStatusFailed", err).Error()), true
+		// The verdict is posted later; a lasting refusal backs off.
+		r.warn(gr, "PlanStatusFailed", err)
+		run.retry = true
+	}
+	v, err := r.verdict(ctx, run, pr, rev)
+	if err != nil {
+		plan.Summary, run.retry = oneLine("retrying: "+err.Error()), true
+		if err := r.post(ctx, run, rev, status.StatePending, plan.Summary); err != nil {
+			r.warn(gr, "PlanStatusFailed", err)
+		}
+		log.V(1).Info("pull request head not planned, retrying", "reason", err.Error())
 		return plan
 	}
-	v := r.verdict(ctx, run, pr, rev)
-	plan.Summary = v.summary
-	if err := r.post(ctx, run, rev, stateOf(v.outcome), v.summary); err != nil {
-		plan.Summary, run.retry = oneLine(r.warn(gr, "PlanStatusFailed", err).Error()), true
-		return plan
+	plan.Outcome, plan.Summary = v.outcome, v.summary
+	if run.forge != nil && run.forge.reviews != nil {
+		r.mem.keepReport(reportKeyOf(gr, plan), v.markdown)
 	}
-	plan.Outcome = v.outcome
-	plan.CommentID = r.comment(ctx, run, pr, prev.CommentID, v.markdown)
 	log.V(1).Info("pull request planned", "outcome", plan.Outcome, "summary", plan.Summary)
+	return r.deliver(ctx, run, pr, plan)
+}
+
+func reportKeyOf(gr *v1alpha1.GitRepository, plan v1alpha1.PullRequestPlan) reportKey {
+	return reportKey{id: client.ObjectKeyFromObject(gr), number: plan.Number, sha: plan.HeadSHA}
+}
+
+// deliver posts the verdict of a planned head and writes its comment,
+// each unless done for this head already (StatusSHA, CommentSHA): a
+// refusal is tried again at a later pass, without planning again. A
+// comment whose report is not remembered (a restart) plans the head
+// again.
+func (r *PullRequestReconciler) deliver(ctx context.Context, run *prRun, pr status.PullRequest, plan v1alpha1.PullRequestPlan) v1alpha1.PullRequestPlan {
+	if run.forge == nil {
+		return plan
+	}
+	gr := run.gr
+	if plan.StatusSHA != plan.HeadSHA {
+		rev := v1alpha1.FormatRevision(pr.HeadRef, pr.HeadSHA)
+		if err := r.post(ctx, run, rev, stateOf(plan.Outcome), plan.Summary); err != nil {
+			r.warn(gr, "PlanStatusFailed", err)
+			run.retry = true
+		} else {
+			plan.StatusSHA = plan.HeadSHA
+		}
+	}
+	if plan.CommentSHA == plan.HeadSHA || run.forge.reviews == nil {
+		return plan
+	}
+	k := reportKeyOf(gr, plan)
+	md, ok := r.mem.report(k)
+	if !ok {
+		return r.planHead(ctx, run, pr, plan)
+	}
+	ref, err := r.comment(ctx, run, pr, status.CommentRef{ID: plan.CommentID, Author: plan.CommentAuthorID}, md)
+	if err != nil {
+		run.retry = true
+		return plan
+	}
+	plan.CommentID, plan.CommentAuthorID, plan.CommentSHA = ref.ID, ref.Author, plan.HeadSHA
+	r.mem.dropReport(k)
 	return plan
 }
 
@@ -72,15 +126,12 @@ func (r *PullRequestReconciler) post(ctx context.Context, run *prRun, rev string
 
 // comment writes the plan comment; a refusal (a token without the right,
 // 403) is a Warning event, never the plan's failure.
-func (r *PullRequestReconciler) comment(ctx context.Context, run *prRun, pr status.PullRequest, id int64, body string) int64 {
-	if run.forge == nil {
-		return id
-	}
-	got, err := run.forge.comment(ctx, pr.Number, id, planMarker(run.gr), body)
+func (r *PullRequestReconciler) comment(ctx context.Context, run *prRun, pr status.PullRequest, prev status.CommentRef, body string) (status.CommentRef, error) {
+	got, err := run.forge.comment(ctx, pr.Number, prev, planMarker(run.gr), body)
 	if err != nil {
-		r.warn(run.gr, "PlanCommentFailed", fmt.Errorf("plan comment on pull request %d: %w", pr.Number, err))
+		return prev, r.warn(run.gr, "PlanCommentFailed", fmt.Errorf("plan comment on pull request %d: %w", pr.Number, err))
 	}
-	return got
+	return got, nil
 }
 
 // oneLine cuts a message to a commit status's shortest limit (GitHub's
@@ -94,16 +145,46 @@ func stateOf(outcome string) status.State {
 	return status.StateFailure
 }
 
-// verdict fetches, renders and plans pr's head; a failure of any step is
-// the plan's failure, its message scrubbed.
-func (r *PullRequestReconciler) verdict(ctx context.Context, run *prRun, pr status.PullRequest, rev string) verdict {
+// verdict fetches, renders and plans pr's head. A failure that is the
+// head's own (planVerdict) is a Failed verdict; any other is returned,
+// scrubbed, and the head is planned again later.
+func (r *PullRequestReconciler) verdict(ctx context.Context, run *prRun, pr status.PullRequest, rev string) (verdict, error) {
 	res, err := r.planOf(ctx, run, pr, rev)
 	if err != nil {
 		msg := r.scrubber(run.gr).Scrub(err.Error())
+		if !planVerdict(err) {
+			return verdict{}, errors.New(msg)
+		}
 		return verdict{outcome: v1alpha1.PlanFailed, summary: oneLine(msg),
-			markdown: planMarker(run.gr) + "\n\n**bg-gitops could not plan " + v1alpha1.ShortSHA(pr.HeadSHA) + "**: " + msg + "\n"}
+			markdown: planMarker(run.gr) + "\n\n**bg-gitops could not plan " + v1alpha1.ShortSHA(pr.HeadSHA) + "**: " + msg + "\n"}, nil
 	}
-	return verdict{outcome: res.Outcome(), summary: r.scrubber(run.gr).Scrub(res.Summary()), markdown: res.Markdown(planMarker(run.gr))}
+	return verdict{outcome: res.Outcome(), summary: r.scrubber(run.gr).Scrub(res.Summary()), markdown: res.Markdown(planMarker(run.gr))}, nil
+}
+
+// headError is a failure of the head itself: its content does not build,
+// or the spec cannot fetch it until it changes.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
+
+// planVerdict: err is the head's own verdict, final for its SHA — its
+// content does not render, or the fetch cannot work until the spec or
+// the repository changes (source.Error.Terminal). A timeout, a worker
+// that failed, git unreachable or an API error passes.
+func planVerdict(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, worker.ErrWorker) {
+		return false
+	}
+	var he *headError
+	var se *source.Error
+	switch {
+	case errors.As(err, &he):
+		return true
+	case errors.As(err, &se):
+		return se.Terminal()
+	}
+	return false
 }
 
 // planOf is prplan's plan of pr's head.
@@ -115,7 +196,7 @@ func (r *PullRequestReconciler) planOf(ctx context.Context, run *prRun, pr statu
 	}
 	sa, err := r.Tenancy.serviceAccount(gr)
 	if err != nil {
-		return nil, err
+		return nil, &headError{err} // the spec's: planned again when it changes
 	}
 	applier, err := r.Applier.ClientFor(gr.Namespace, sa)
 	if err != nil {
@@ -143,7 +224,7 @@ func (r *PullRequestReconciler) headObjects(ctx context.Context, run *prRun, pr 
 	if err != nil {
 		k := pullsKey(client.ObjectKeyFromObject(run.gr))
 		r.Cache.SetCheckedOut(k.Namespace, k.Name, "")
-		return nil, fetched.Revision, fmt.Errorf("kustomize build failed: %w", err)
+		return nil, fetched.Revision, &headError{fmt.Errorf("kustomize build failed: %w", err)}
 	}
 	return objs, fetched.Revision, nil
 }

@@ -235,7 +235,7 @@ func setupPullRequests(mgr ctrl.Manager, o Options, sync *GitRepositoryReconcile
 	r := &PullRequestReconciler{Client: sync.Client, Reader: mgr.GetAPIReader(), Recorder: sync.Recorder, Redact: sync.Redact,
 		Applier: sync.Applier, Renderer: sync.Renderer, Worker: sync.Worker, Cache: sync.Cache,
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
-		Tenancy: o.Tenancy, Commit: sync.Commit}
+		Tenancy: o.Tenancy, Commit: sync.Commit, Slots: sync.Slots}
 	return ctrl.NewControllerManagedBy(mgr).Named("gitrepository-pullrequests").
 		For(&v1alpha1.GitRepository{}, builder.WithPredicates(plansPullRequests, predicate.Or(
 			predicate.GenerationChangedPredicate{}, annotationChanged(v1alpha1.PlanRequestedAtAnnotation)))).

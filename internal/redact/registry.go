@@ -175,6 +175,16 @@ func (s *Registry) NoteRendered(source types.NamespacedName, objs []*unstructure
 	s.setRendered(source, newRecord(c))
 }
 
+// Forget drops what was noted for source's renders and builds (a source
+// that renders nothing any more).
+func (s *Registry) Forget(source types.NamespacedName) {
+	if s == nil {
+		return
+	}
+	s.setRendered(source, nil)
+	s.noteGenerated(source, nil)
+}
+
 // renderedValues are the values of a rendered Secret, data decoded.
 func renderedValues(u *unstructured.Unstructured) []string {
 	var out []string

@@ -169,7 +169,7 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 	if err != nil {
 		return 0, "", err
 	}
-	if err := rc.gate().allow(gr.Status.WebhookPath, rc.now()); err != nil {
+	if err := rc.gate().allow(rateBucket(gr, r.Header), rc.now()); err != nil {
 		return 0, "", err
 	}
 	log = log.WithValues("gitrepository", client.ObjectKeyFromObject(gr).String())
@@ -186,6 +186,17 @@ func (rc *Receiver) handle(r *http.Request, log logr.Logger) (int, string, error
 		return 0, "", fail(http.StatusBadRequest, "%v", err)
 	}
 	return rc.deliver(r, gr, body, ev, log.WithValues("ref", ev.Ref))
+}
+
+// rateBucket is the rate-limit bucket of a delivery to gr: pull-request
+// events have one of their own beside the path's, so that a busy pull
+// request (every edit, label and review is an event) never gets the
+// pushes of the watched branch answered 429.
+func rateBucket(gr *v1alpha1.GitRepository, h http.Header) string {
+	if gr.Spec.PullRequests != nil && IsPullRequestEvent(h) {
+		return gr.Status.WebhookPath + " pull-requests"
+	}
+	return gr.Status.WebhookPath
 }
 
 // deliver requests a reconcile for a verified push, unless the delivery
@@ -398,11 +409,15 @@ func (rc *Receiver) requestReconcile(ctx context.Context, gr *v1alpha1.GitReposi
 	})
 }
 
-// requestPlan asks for the pull requests to be planned now. A plan is
-// made once per head commit, so a request overwritten before it is
-// handled loses nothing: the newer one plans the same heads or newer ones.
+// requestPlan asks for the pull requests to be planned now, unless a
+// request is already pending: overwriting one not yet handled would
+// erase what a `bg-gitops plan` waits for, and make every PR event a
+// write; the pending one lists the heads, the new one's included.
 func (rc *Receiver) requestPlan(ctx context.Context, gr *v1alpha1.GitRepository) error {
-	return rc.annotate(ctx, gr, v1alpha1.PlanRequestedAtAnnotation, func(*v1alpha1.GitRepository) bool { return false })
+	return rc.annotate(ctx, gr, v1alpha1.PlanRequestedAtAnnotation, func(gr *v1alpha1.GitRepository) bool {
+		v := gr.GetAnnotations()[v1alpha1.PlanRequestedAtAnnotation]
+		return v != "" && v != gr.Status.LastHandledPlanAt
+	})
 }
 
 // annotate sets annotation key to the current time, unless pending says a

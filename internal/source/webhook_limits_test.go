@@ -370,3 +370,27 @@ func TestReceiverBodiesNeverLargerThanItsWholeByteBudget(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, send(large, int64(len(large))).StatusCode, "declared larger than the budget")
 	assert.Equal(t, http.StatusRequestEntityTooLarge, send(large, -1).StatusCode, "sent larger than the budget")
 }
+
+// TestPullRequestEventsCannotThrottlePushes: pull-request events have a
+// rate-limit bucket of their own: once a busy pull request has spent its
+// burst (429), a push to the watched branch is still answered.
+func TestPullRequestEventsCannotThrottlePushes(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	enablePullRequests(t, f)
+	const burst = 2
+	rc := &Receiver{Client: f.c, MaxBodyBytes: 4096, Log: testr.New(t),
+		Limits: ReceiverLimits{PathRate: 1.0 / 3600, PathBurst: burst}}
+	serveReceiver(t, f, rc)
+	forge := prForges[0]
+	for i := range burst + 1 {
+		body := forge.body("synchronize", "main", i)
+		resp := post(t, f.url+f.path, forge.header(body, hookToken), body)
+		if i == burst {
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "past the pull requests' burst")
+		}
+	}
+	body := `{"ref":"refs/heads/main"}`
+	signed := headers(GitHubEventHeader, "push", GitHubSignatureHeader, "sha256="+sign(hookToken, body))
+	assert.Equal(t, http.StatusOK, post(t, f.url+f.path, signed, body).StatusCode, "the push is answered")
+	assert.NotEmpty(t, f.annotation(t), "the push requested a reconcile")
+}

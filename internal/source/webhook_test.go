@@ -473,3 +473,33 @@ func TestReceiverPullRequestEventsNeedSpecPullRequests(t *testing.T) {
 		assert.Empty(t, ann[v1alpha1.ReconcileRequestedAtAnnotation], forge.name)
 	}
 }
+
+// A pull-request event while a plan request is pending (not yet in
+// status.lastHandledPlanAt) leaves that request as it is: the pending one
+// lists the heads, the new one's included. Once it is handled, the next
+// event asks again.
+func TestReceiverKeepsAPendingPlanRequest(t *testing.T) {
+	f := newHookFixture(t, v1alpha1.GitRepositoryRef{Branch: "main"})
+	enablePullRequests(t, f)
+	ctx := context.Background()
+	const pending = "2026-01-02T03:04:05.123456789Z"
+	patch := []byte(`{"metadata":{"annotations":{"` + v1alpha1.PlanRequestedAtAnnotation + `":"` + pending + `"}}}`)
+	require.NoError(t, f.c.Patch(ctx, f.gr.DeepCopy(), client.RawPatch("application/merge-patch+json", patch)))
+	forge := prForges[0]
+	event := func(n int) {
+		body := forge.body("synchronize", "main", n)
+		code, status := f.do(t, hookRequest{"POST", f.path, forge.header(body, hookToken), body})
+		require.Equal(t, 200, code, status)
+	}
+	event(1)
+	assert.Equal(t, pending, f.annotations(t)[v1alpha1.PlanRequestedAtAnnotation], "the pending request is kept")
+
+	var gr v1alpha1.GitRepository
+	require.NoError(t, f.c.Get(ctx, client.ObjectKeyFromObject(f.gr), &gr))
+	gr.Status.LastHandledPlanAt = pending
+	require.NoError(t, f.c.Status().Update(ctx, &gr))
+	event(2)
+	at, err := time.Parse(time.RFC3339Nano, f.annotations(t)[v1alpha1.PlanRequestedAtAnnotation])
+	require.NoError(t, err)
+	assert.WithinDuration(t, time.Now(), at, time.Minute, "once handled, an event asks again")
+}

@@ -43,7 +43,7 @@ type commentAPI interface {
 	self(ctx context.Context) (int64, error)
 	comments(ctx context.Context, number int64) ([]comment, error)
 	editComment(ctx context.Context, number, id int64, body string) error
-	createComment(ctx context.Context, number int64, body string) (int64, error)
+	createComment(ctx context.Context, number int64, body string) (CommentRef, error)
 }
 
 // selfCache holds the token's user id once read: it does not change for
@@ -69,32 +69,53 @@ func (c *selfCache) get(ctx context.Context, api commentAPI) (int64, error) {
 	return id, err
 }
 
-// upsertComment edits comment id, else the comment carrying marker, else
-// creates one; it edits only a comment whose author is the token's own
-// user, since anyone who can comment can paste the marker.
-func upsertComment(ctx context.Context, api commentAPI, me *selfCache, number, id int64, marker, body string) (int64, error) {
+// upsertComment edits comment prev.ID, else the comment carrying marker,
+// else creates one; it edits only a comment whose author is the token's
+// own user, since anyone who can comment can paste the marker. A token
+// the forge refuses its own user (GitHub App installation tokens, Gitea
+// tokens without read:user) stands for prev.Author, the author of the
+// comment created before; with neither, nothing is edited.
+func upsertComment(ctx context.Context, api commentAPI, me *selfCache, number int64, prev CommentRef, marker, body string) (CommentRef, error) {
 	body = commentBody(body, marker)
 	self, err := me.get(ctx, api)
-	if err != nil {
-		return 0, err
+	switch {
+	case err != nil && !selfRefused(err):
+		return CommentRef{}, err
+	case err != nil:
+		self = prev.Author
 	}
-	all, err := api.comments(ctx, number)
-	if err != nil {
-		return 0, err
+	var all []comment
+	if self != 0 {
+		if all, err = api.comments(ctx, number); err != nil {
+			return CommentRef{}, err
+		}
 	}
-	mine, ok := pickComment(all, self, id, marker)
+	mine, ok := pickComment(all, self, prev.ID, marker)
 	switch {
 	case !ok:
-		return api.createComment(ctx, number, body)
+		c, err := api.createComment(ctx, number, body)
+		if err == nil && c.Author == 0 {
+			c.Author = self
+		}
+		return c, err
 	case mine.body == body:
-		return mine.id, nil
+		return CommentRef{ID: mine.id, Author: self}, nil
 	}
-	return mine.id, api.editComment(ctx, number, mine.id, body)
+	return CommentRef{ID: mine.id, Author: self}, api.editComment(ctx, number, mine.id, body)
+}
+
+// selfRefused: the forge will not name the token's user to the token (a
+// 401/403 or 404 on the user endpoint), which still may comment.
+func selfRefused(err error) bool {
+	return errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrNotFound)
 }
 
 // pickComment finds, among the comments by self, the one with id, else
 // the first that carries marker.
 func pickComment(all []comment, self, id int64, marker string) (comment, bool) {
+	if self == 0 {
+		return comment{}, false
+	}
 	for _, c := range all {
 		if c.author == self && id != 0 && c.id == id {
 			return c, true

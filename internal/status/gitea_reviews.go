@@ -73,8 +73,8 @@ func giteaPulls(batch []*sdk.PullRequest, base string) []PullRequest {
 }
 
 // UpsertComment: see Reviews.
-func (g *giteaReviews) UpsertComment(ctx context.Context, number, id int64, marker, body string) (int64, error) {
-	return upsertComment(ctx, g, &g.me, number, id, marker, body)
+func (g *giteaReviews) UpsertComment(ctx context.Context, number int64, prev CommentRef, marker, body string) (CommentRef, error) {
+	return upsertComment(ctx, g, &g.me, number, prev, marker, body)
 }
 
 func (g *giteaReviews) self(ctx context.Context) (int64, error) {
@@ -125,14 +125,18 @@ func (g *giteaReviews) editComment(ctx context.Context, number, id int64, body s
 	return nil
 }
 
-func (g *giteaReviews) createComment(ctx context.Context, number int64, body string) (int64, error) {
+func (g *giteaReviews) createComment(ctx context.Context, number int64, body string) (CommentRef, error) {
 	c, err := g.client(ctx)
 	if err != nil {
-		return 0, err
+		return CommentRef{}, err
 	}
 	cm, resp, err := c.CreateIssueComment(g.owner, g.repo, number, sdk.CreateIssueCommentOption{Body: body})
 	if err != nil {
-		return 0, g.wrap(fmt.Sprintf("comment on #%d", number), resp, err)
+		return CommentRef{}, g.wrap(fmt.Sprintf("comment on #%d", number), resp, err)
 	}
-	return cm.ID, nil
+	ref := CommentRef{ID: cm.ID}
+	if cm.Poster != nil {
+		ref.Author = cm.Poster.ID
+	}
+	return ref, nil
 }

@@ -146,13 +146,13 @@ func TestGiteaUpsertCommentEditsOneCommentInPlace(t *testing.T) {
 	r.branch("feature")
 	pr := r.pull("feature", "main")
 	rv, ctx := r.reviews(), context.Background()
-	id, err := rv.UpsertComment(ctx, pr.Index, 0, testMarker, testMarker+"\nplan 1")
+	id, err := upsertID(rv, ctx, pr.Index, 0, testMarker, testMarker+"\nplan 1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, given := range []int64{id, 0} {
 		body := fmt.Sprintf("%s\nplan %d", testMarker, i+2)
-		again, err := rv.UpsertComment(ctx, pr.Index, given, testMarker, body)
+		again, err := upsertID(rv, ctx, pr.Index, given, testMarker, body)
 		if err != nil || again != id {
 			t.Fatalf("upsert with id %d = %d, %v; want the same comment %d", given, again, err, id)
 		}
@@ -169,7 +169,7 @@ func TestGiteaUpsertCommentNeverEditsAnotherUsersComment(t *testing.T) {
 	planted := r.commentAs(r.user(), pr.Index, testMarker+"\nall green, merge me")
 	rv, ctx := r.reviews(), context.Background()
 	for _, given := range []int64{0, planted} {
-		id, err := rv.UpsertComment(ctx, pr.Index, given, testMarker, testMarker+"\nplan")
+		id, err := upsertID(rv, ctx, pr.Index, given, testMarker, testMarker+"\nplan")
 		if err != nil || id == planted {
 			t.Fatalf("upsert with id %d = %d, %v; want a comment of our own", given, id, err)
 		}

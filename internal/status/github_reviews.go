@@ -51,8 +51,8 @@ func githubPull(pr *gh.PullRequest) PullRequest {
 }
 
 // UpsertComment: see Reviews.
-func (g *githubReviews) UpsertComment(ctx context.Context, number, id int64, marker, body string) (int64, error) {
-	return upsertComment(ctx, g, &g.me, number, id, marker, body)
+func (g *githubReviews) UpsertComment(ctx context.Context, number int64, prev CommentRef, marker, body string) (CommentRef, error) {
+	return upsertComment(ctx, g, &g.me, number, prev, marker, body)
 }
 
 func (g *githubReviews) self(ctx context.Context) (int64, error) {
@@ -90,10 +90,10 @@ func (g *githubReviews) editComment(ctx context.Context, number, id int64, body 
 	return nil
 }
 
-func (g *githubReviews) createComment(ctx context.Context, number int64, body string) (int64, error) {
+func (g *githubReviews) createComment(ctx context.Context, number int64, body string) (CommentRef, error) {
 	c, resp, err := g.client.Issues.CreateComment(ctx, g.owner, g.repo, int(number), &gh.IssueComment{Body: gh.Ptr(body)})
 	if err != nil {
-		return 0, g.wrap(fmt.Sprintf("comment on #%d", number), resp, err)
+		return CommentRef{}, g.wrap(fmt.Sprintf("comment on #%d", number), resp, err)
 	}
-	return c.GetID(), nil
+	return CommentRef{ID: c.GetID(), Author: c.GetUser().GetID()}, nil
 }

@@ -176,8 +176,9 @@ func TestGitHubUpsertComment(t *testing.T) {
 
 func TestGitHubReviewsErrorsNameTheAnswerNotTheToken(t *testing.T) {
 	f, _, rv := newGitHubReviewsForTest(t)
-	f.failNext(cannedResponse{401, nil, `{"message":"Bad credentials ` + testToken + `"}`})
-	_, err := rv.UpsertComment(context.Background(), 7, 0, testMarker, "plan")
+	bad := cannedResponse{401, nil, `{"message":"Bad credentials ` + testToken + `"}`}
+	f.failNext(bad, bad) // every request: /user, then the comment
+	_, err := upsertID(rv, context.Background(), 7, 0, testMarker, "plan")
 	checkErr(t, err, ErrUnauthorized, false)
 	f.failNext(cannedResponse{404, nil, `{"message":"Not Found"}`})
 	_, err = rv.PullRequests(context.Background(), "main", 5)

@@ -62,8 +62,8 @@ func (g *gitlabReviews) PullRequests(ctx context.Context, base string, limit int
 }
 
 // UpsertComment: see Reviews. GitLab calls comments notes.
-func (g *gitlabReviews) UpsertComment(ctx context.Context, number, id int64, marker, body string) (int64, error) {
-	return upsertComment(ctx, g, &g.me, number, id, marker, body)
+func (g *gitlabReviews) UpsertComment(ctx context.Context, number int64, prev CommentRef, marker, body string) (CommentRef, error) {
+	return upsertComment(ctx, g, &g.me, number, prev, marker, body)
 }
 
 func (g *gitlabReviews) self(ctx context.Context) (int64, error) {
@@ -108,11 +108,11 @@ func (g *gitlabReviews) editComment(ctx context.Context, number, id int64, body 
 	return nil
 }
 
-func (g *gitlabReviews) createComment(ctx context.Context, number int64, body string) (int64, error) {
+func (g *gitlabReviews) createComment(ctx context.Context, number int64, body string) (CommentRef, error) {
 	var n gitlabNote
 	path := fmt.Sprintf("/merge_requests/%d/notes", number)
 	if _, err := g.do(ctx, http.MethodPost, path, map[string]string{"body": body}, &n); err != nil {
-		return 0, fmt.Errorf("gitlab note on !%d in %s: %w", number, g.project, err)
+		return CommentRef{}, fmt.Errorf("gitlab note on !%d in %s: %w", number, g.project, err)
 	}
-	return n.ID, nil
+	return CommentRef{ID: n.ID, Author: n.Author.ID}, nil
 }

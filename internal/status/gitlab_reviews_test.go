@@ -171,8 +171,9 @@ func TestGitLabUpsertComment(t *testing.T) {
 
 func TestGitLabReviewsErrorsNameTheAnswerNotTheToken(t *testing.T) {
 	f, _, rv := newGitLabReviewsForTest(t)
-	f.failNext(cannedResponse{401, nil, `{"message":"401 Unauthorized ` + testToken + `"}`})
-	_, err := rv.UpsertComment(context.Background(), 7, 0, testMarker, "plan")
+	bad := cannedResponse{401, nil, `{"message":"401 Unauthorized ` + testToken + `"}`}
+	f.failNext(bad, bad) // every request: /user, then the comment
+	_, err := upsertID(rv, context.Background(), 7, 0, testMarker, "plan")
 	checkErr(t, err, ErrUnauthorized, false)
 	f.failNext(cannedResponse{404, nil, `{"message":"404 Project Not Found"}`})
 	_, err = rv.PullRequests(context.Background(), "main", 5)

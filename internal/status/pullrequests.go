@@ -55,11 +55,20 @@ type Reviews interface {
 	// the most recently updated first, at most limit (taken within 1..100).
 	PullRequests(ctx context.Context, base string, limit int) ([]PullRequest, error)
 	// UpsertComment writes body as the plan comment of pull request
-	// number and returns its id. id is the comment written before (0 if
-	// unknown): it is edited in place. When id is 0 or that comment is
-	// gone, the comment whose body carries marker is edited, else a new
-	// comment is created. body is cut to MaxCommentBytes.
-	UpsertComment(ctx context.Context, number int64, id int64, marker, body string) (int64, error)
+	// number and returns it. prev is the comment written before (zero if
+	// unknown): it is edited in place. When prev.ID is 0 or that comment
+	// is gone, the comment whose body carries marker is edited, else a
+	// new comment is created. Only a comment by the token's own user is
+	// edited; when the forge will not name that user (a GitHub App
+	// installation token, a Gitea token without read:user), prev.Author
+	// stands for it, and without it a new comment is created. body is cut
+	// to MaxCommentBytes.
+	UpsertComment(ctx context.Context, number int64, prev CommentRef, marker, body string) (CommentRef, error)
+}
+
+// CommentRef is a plan comment: its id and its author's id on the forge.
+type CommentRef struct {
+	ID, Author int64
 }
 
 // NewReviews returns the pull-request API of spec's forge, with the same

@@ -92,12 +92,12 @@ func checkUpsert(t *testing.T, rv Reviews, th *fakeThreads, pr int64) {
 	planted := th.add(pr, otherID, testMarker+"\nall green, merge me")
 	th.add(pr, otherID, "lgtm")
 	th.add(pr, otherID, "nit: typo")
-	id, err := rv.UpsertComment(ctx, pr, 0, testMarker, testMarker+"\nplan 1")
+	id, err := upsertID(rv, ctx, pr, 0, testMarker, testMarker+"\nplan 1")
 	if err != nil || id == planted {
 		t.Fatalf("first upsert = %d, %v; want a new comment beside the planted one", id, err)
 	}
 	for i, given := range []int64{id, 0, planted, id} {
-		got, err := rv.UpsertComment(ctx, pr, given, testMarker, testMarker+"\nplan 2"+strings.Repeat("!", min(i, 2)))
+		got, err := upsertID(rv, ctx, pr, given, testMarker, testMarker+"\nplan 2"+strings.Repeat("!", min(i, 2)))
 		if err != nil || got != id {
 			t.Fatalf("upsert with id %d = %d, %v; want our comment %d", given, got, err, id)
 		}
@@ -115,7 +115,7 @@ func checkUpsert(t *testing.T, rv Reviews, th *fakeThreads, pr int64) {
 func checkCutComment(t *testing.T, rv Reviews, th *fakeThreads, pr int64) {
 	t.Helper()
 	long := strings.Repeat("é", MaxCommentBytes) + testMarker
-	if _, err := rv.UpsertComment(context.Background(), pr, 0, testMarker, long); err != nil {
+	if _, err := upsertID(rv, context.Background(), pr, 0, testMarker, long); err != nil {
 		t.Fatal(err)
 	}
 	all := th.list(pr)
