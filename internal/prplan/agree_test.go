@@ -249,3 +249,66 @@ func planAndApply(t *testing.T, c agreeCase) (string, string) {
 	}
 	return effect, did
 }
+
+// TestThePlanAgreesDuringATransition: a change pushed while a transition
+// waits for manual promotion (TRANSITIONING_TO_GREEN, green started from a
+// savepoint of blue). The plan says a new colour from a savepoint; the
+// controller deletes green and starts it again, with the head's spec, from
+// a savepoint.
+func TestThePlanAgreesDuringATransition(t *testing.T) {
+	ctx := context.Background()
+	ns := reconciletest.Namespace(t, env.Client)
+	const name = "orders"
+	manual := func(p *v1alpha1.FlinkBlueGreenDeployment) *v1alpha1.FlinkBlueGreenDeployment {
+		p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
+		return p
+	}
+	deploy(t, manual(fbgd(t, ns, name, 1, "flink:1.20.0", "savepoint")))
+	require.NoError(t, objects.Apply(ctx, env.Client, object(t, manual(fbgd(t, ns, name, 2, "flink:1.20.1", "savepoint")))))
+	inFlight := func(image string) bool {
+		l := live(t, ns, name)
+		g, ok := childOf(t, ns, name+"-green")
+		if !ok || l.Status.ObservedGeneration < l.Generation || l.Status.BlueGreenState != v1alpha1.TransitioningToGreen ||
+			l.Status.Savepoint == nil || l.Status.Savepoint.Path == "" {
+			return false
+		}
+		img, _, _ := unstructured.NestedString(g.Object, "spec", "image")
+		return img == image
+	}
+	require.Eventually(t, func() bool { return inFlight("flink:1.20.1") }, waitFor, 100*time.Millisecond, "the transition to 1.20.1 waits for promotion")
+	old, _ := childOf(t, ns, name+"-green")
+
+	head := object(t, manual(fbgd(t, ns, name, 3, "flink:1.20.2", "savepoint")))
+	r := plan(t, prplan.Input{}, head)
+	j := job(t, r, name)
+	t.Logf("plan %s: %s; facts %q", j.Action, r.Summary(), j.Facts)
+	require.NoError(t, objects.Apply(ctx, env.Client, head))
+
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) && !inFlight("flink:1.20.2") {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	l := live(t, ns, name)
+	did := effectNothing
+	if g, ok := childOf(t, ns, name+"-green"); ok {
+		img, _, _ := unstructured.NestedString(g.Object, "spec", "image")
+		sp, _, _ := unstructured.NestedString(g.Object, "spec", "job", "initialSavepointPath")
+		switch {
+		case img != "flink:1.20.2":
+			did = effectNothing
+		case g.GetUID() != old.GetUID() && sp != "":
+			did = effectNewColour
+		case g.GetUID() != old.GetUID():
+			did = effectEmpty
+		default:
+			did = effectPatch
+		}
+		t.Logf("controller: %s active %s green image %s from %q (was %s) history %+v", l.Status.BlueGreenState,
+			l.Status.ActiveDeployment, img, sp, old.GetUID(), l.Status.History)
+	} else if l.Status.ActiveDeployment == name+"-blue" {
+		did = "back to blue, no green"
+	}
+	assert.Equal(t, effectNewColour, planned(j), "case in-flight: the plan's effect")
+	assert.Equal(t, planned(j), did, "case in-flight: the plan says %q, the controller did %q", planned(j), did)
+}
