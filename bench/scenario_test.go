@@ -743,6 +743,6 @@ func (w *world) goBenchmarks() {
 	add("shallow-clone", "fresh shallow clone, 1,000 commits × 200 files", "BenchmarkFetch/shallow-clone", "internal/source BenchmarkFetch")
 	add("render-staging", "kustomize render per overlay (examples staging)", "BenchmarkRenderOverlay/staging", "internal/render, in-process kustomize")
 	add("render-production", "kustomize render per overlay (examples production)", "BenchmarkRenderOverlay/production", "internal/render")
-	add("apply100-first", "server-side apply of 100 ConfigMaps, first apply", "BenchmarkApply100/first", "internal/reconcile/apply")
-	add("apply100-idle", "server-side apply of 100 unchanged ConfigMaps", "BenchmarkApply100/idle", "internal/reconcile/apply")
+	add("apply100-first", "server-side apply of 100 ConfigMaps, first apply", "BenchmarkApply100/first", "internal/apply")
+	add("apply100-idle", "server-side apply of 100 unchanged ConfigMaps", "BenchmarkApply100/idle", "internal/apply")
 }

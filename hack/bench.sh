@@ -47,7 +47,7 @@ fi
 if [[ -z "${BENCH_SKIP_GO:-}" ]]; then
   echo "== Go benchmarks (-count ${BENCH_COUNT:-5}) → $OUT/go-bench.txt"
   $GO test -run '^$' -bench . -benchmem -count "${BENCH_COUNT:-5}" -timeout 30m \
-    ./internal/source ./internal/render ./internal/reconcile/apply | tee "$OUT/go-bench.txt"
+    ./internal/source ./internal/render ./internal/apply | tee "$OUT/go-bench.txt"
   # The controller-level benchmarks run a real control plane per iteration
   # (one transition; 200 idle FlinkBlueGreenDeployments for 20 s): once.
   $GO test -run '^$' -bench . -benchtime 5x -count 1 -timeout 30m ./internal/reconcile | tee -a "$OUT/go-bench.txt"

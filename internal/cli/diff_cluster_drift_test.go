@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/objects"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/objects"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/review"
 )

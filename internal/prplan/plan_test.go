@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/objects"
 	"bggitops.dev/bg-gitops/internal/prplan"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/review"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/status"

@@ -28,7 +28,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/worker"

@@ -21,9 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/bluegreen"
 	"bggitops.dev/bg-gitops/internal/objects"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 )
 
 // checkChild is the apply check of a FlinkBlueGreenDeployment: its

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/scheme"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )

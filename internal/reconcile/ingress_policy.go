@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
+	"bggitops.dev/bg-gitops/internal/apply"
 )
 
 // errIngressHostNotAllowed: a host of spec.ingress is outside every

@@ -28,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/prplan"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/source"
 	"bggitops.dev/bg-gitops/internal/status"

@@ -31,8 +31,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/fairqueue"
-	"bggitops.dev/bg-gitops/internal/reconcile/apply"
 	"bggitops.dev/bg-gitops/internal/redact"
 	"bggitops.dev/bg-gitops/internal/render"
 	"bggitops.dev/bg-gitops/internal/source"
