@@ -64,6 +64,17 @@ type installation struct {
 // and two replicas handing over the Lease. Each subtest starts from where the previous one left the
 // cluster; one that fails ends the test.
 func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
+	// The controller's image, and a newer one to upgrade to, built before
+	// the cluster's clock starts: on a cold Go cache the first build
+	// compiles every dependency (minutes on 2 cores), bounded by go test's
+	// -timeout only.
+	dir := t.TempDir()
+	built := map[string]string{}
+	for _, version := range []string{tag, newerTag} {
+		start := time.Now()
+		built[version] = buildController(t.Context(), t, filepath.Join(dir, version), version)
+		t.Logf("built the controller %s in %s", version, time.Since(start).Round(time.Second))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -95,13 +106,8 @@ func TestInstalledAsAUserItRunsInACluster(t *testing.T) {
 	bins, err := testenv.BinDir()
 	testenv.Require(t, err)
 	in := &installation{c: c, kubectl: filepath.Join(bins, "kubectl")}
-	dir := t.TempDir()
-
-	// The controller's image, and a newer one to upgrade to.
 	for _, version := range []string{tag, newerTag} {
-		start = time.Now()
-		bin := buildController(ctx, t, filepath.Join(dir, version), version)
-		t.Logf("built the controller %s in %s", version, time.Since(start).Round(time.Second))
+		bin := built[version]
 		archive := filepath.Join(dir, version, "image.tar")
 		if err := cluster.WriteImageArchive(archive, "docker.io/library/bg-gitops:"+version, cluster.ControllerImage(bin)); err != nil {
 			t.Fatal(err)
