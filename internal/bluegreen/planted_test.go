@@ -164,7 +164,7 @@ func runPlanted(t *testing.T, goTool, dir string, b plantedBug) (string, bool) {
 	if err := os.WriteFile(ov, overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(goTool, "test", "-count=1", "-failfast", "-vet=off", "-overlay="+ov,
+	cmd := exec.Command(goTool, "test", "-count=1", "-failfast", "-vet=off", "-timeout=20m", "-overlay="+ov,
 		"-run", plantedRun(b), ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "EXPLORE_FAULTS=1", "BG_SEED=", "EXPLORE_DEPTH=")
@@ -175,6 +175,9 @@ func runPlanted(t *testing.T, goTool, dir string, b plantedBug) (string, bool) {
 	}
 	if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
 		t.Fatalf("the planted bug does not compile:\n%s", tail(out, 20))
+	}
+	if strings.Contains(out, "panic: test timed out") && !strings.Contains(out, "violation") {
+		t.Fatalf("the searches ran out of time before they caught it or finished (a machine this slow needs a longer -timeout):\n%s", tail(out, 20))
 	}
 	return out, strings.Contains(out, "violation")
 }
