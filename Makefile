@@ -163,7 +163,7 @@ test-unit: ## Run the tests of the pure packages (UNIT_PKGS), in about a minute:
 # end-to-end story (a second control plane each). -short keeps the state
 # machine's explorer at depth 3 there: it is single-threaded, and full depth
 # runs in make test.
-RACE_PKGS ?= ./api/... ./internal/bluegreen/... ./internal/conditions/... ./internal/objects/... ./internal/review/... \
+RACE_PKGS ?= ./api/... ./internal/apply/... ./internal/bluegreen/... ./internal/conditions/... ./internal/objects/... ./internal/prplan/... ./internal/review/... \
 	./internal/render/... ./internal/source/... ./internal/status/... ./internal/testing/flinksim/... ./internal/reconcile/...
 
 .PHONY: race
