@@ -302,9 +302,12 @@ func TestRestartSafety(t *testing.T) {
 		"savepointing": {
 			// The savepoint is of blue's job: blue carries the delay.
 			blueConf: `, "bggitops.dev/simulate-savepoint-delay": "3s"`,
+			// The uid of the snapshot's create is recorded: a stop
+			// between the create and that write fails the rollout
+			// safe instead (TestASnapshotWhoseUIDWasNotRecordedBeforeARestartFailsSafe).
 			reached: func(t *testing.T, ns string) bool {
 				p := getFBGD(t, ns, "job")
-				return p.Status.BlueGreenState == v1alpha1.SavepointingBlue && p.Status.Savepoint != nil
+				return p.Status.BlueGreenState == v1alpha1.SavepointingBlue && p.Status.Savepoint != nil && p.Status.Savepoint.UID != ""
 			},
 			held: func(t *testing.T, ns string) bool {
 				return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.SavepointingBlue
