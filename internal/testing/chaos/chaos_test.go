@@ -52,6 +52,6 @@ func TestShortSoak(t *testing.T) {
 		t.Errorf("violation: %s: %s: %s", v.Invariant, v.Subject, v.Detail)
 	}
 	if len(rep.Violations) > 0 || len(rep.Leaks) > 0 || !rep.Settled {
-		t.Fatalf("%d violations, %d process groups left, at rest %t (logs in %s)", len(rep.Violations), len(rep.Leaks), rep.Settled, rep.Dir)
+		t.Fatalf("%d violations, %d process groups left, at rest %t %s(logs in %s)", len(rep.Violations), len(rep.Leaks), rep.Settled, rep.Unrest, rep.Dir)
 	}
 }

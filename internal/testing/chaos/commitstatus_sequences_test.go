@@ -66,8 +66,8 @@ func TestPausedLeaderPostsNoStatusTwice(t *testing.T) {
 	if commit == nil {
 		t.Fatal("push failed")
 	}
-	if !e.settle(ctx, e.tl, 3*time.Minute) {
-		t.Fatal("did not come to rest")
+	if why := e.settle(ctx, e.tl, 3*time.Minute); why != "" {
+		t.Fatalf("did not come to rest: %s", why)
 	}
 	st, err := e.forge.CommitStatuses(ctx, "alpha", commit.SHA)
 	if err != nil {

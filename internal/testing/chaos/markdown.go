@@ -41,6 +41,9 @@ func (r *Report) writeSummary(b *strings.Builder, code string) {
 	fmt.Fprintf(b, "Run %s, wall time %s: setup and first deployments %s, pushes and faults %s, coming to rest %s (%s).",
 		r.Started.UTC().Format("2006-01-02 15:04 MST"), r.Ended.Sub(r.Started).Round(time.Second), r.SetupTook.Round(time.Second),
 		r.FaultPhase.Round(time.Second), r.SettleTook.Round(time.Second), map[bool]string{true: "at rest", false: "**did not come to rest**"}[r.Settled])
+	if r.Unrest != "" {
+		fmt.Fprintf(b, " Still moving at the end: %s.", r.Unrest)
+	}
 	if code != "" {
 		fmt.Fprintf(b, " Code: %s.", code)
 	}
@@ -167,7 +170,7 @@ func (r *Report) writeProcesses(b *strings.Builder) {
 }
 
 func (r *Report) writeEnd(b *strings.Builder) {
-	b.WriteString("## End state\n\n| job | state, job, active revision |\n|---|---|\n")
+	b.WriteString("## End state\n\n| job | state, job, active revision (target, revision carried), reason still reconciling, error |\n|---|---|\n")
 	keys := sortedKeys(r.FinalStates)
 	sort.Strings(keys)
 	for _, k := range keys {

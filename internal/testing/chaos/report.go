@@ -10,6 +10,7 @@ Licensed under the Apache License, Version 2.0.
 package chaos
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -26,6 +27,9 @@ type Report struct {
 	// FaultPhase the pushes and faults; SettleTook the wait for rest.
 	SetupTook, FaultPhase, SettleTook time.Duration
 	Settled                           bool
+	// Unrest is what was still moving when the system did not come to
+	// rest ("" when it did).
+	Unrest string
 
 	// Commits pushed, by kind (seed and finishing commits included).
 	Commits map[string]int
@@ -114,7 +118,8 @@ func (r *Report) collectWorld(e *env, chk *checker) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	for key, o := range rec.last {
-		r.FinalStates[key] = strings.TrimSpace(string(o.state) + " " + string(o.job) + " " + short(o.activeRev))
+		r.FinalStates[key] = strings.TrimSpace(fmt.Sprintf("%s %s %s (target %s, carries %s)%s%s", o.state, o.job, short(o.activeRev),
+			short(o.target), short(o.revisionAnn), reasonText(o.reason), errText(o.errMsg)))
 	}
 }
 

@@ -98,7 +98,8 @@ func soak(ctx context.Context, o Options, dir string, tl *timeline, sched *Sched
 		return ctx.Err()
 	}
 	settleBegin := time.Now()
-	rep.Settled = e.settle(ctx, tl, o.SettleTimeout)
+	rep.Unrest = e.settle(ctx, tl, o.SettleTimeout)
+	rep.Settled = rep.Unrest == ""
 	rep.SettleTook = time.Since(settleBegin)
 	chk.pass(ctx, "the system came to rest", true)
 	stopRecorder()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
@@ -37,9 +38,9 @@ func (e *env) allRunning(ctx context.Context) (bool, string) {
 
 // settle waits until the system is at rest for three polls in a row: each
 // GitRepository applied its last commit, each job carries it and has no
-// rollout in progress, and no commit status waits to be posted. false when
-// timeout passed first.
-func (e *env) settle(ctx context.Context, tl *timeline, timeout time.Duration) bool {
+// rollout in progress, and no commit status waits to be posted. It
+// returns "" then, else what was still moving when timeout passed.
+func (e *env) settle(ctx context.Context, tl *timeline, timeout time.Duration) string {
 	deadline := time.Now().Add(timeout)
 	calm, why := 0, ""
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -50,12 +51,15 @@ func (e *env) settle(ctx context.Context, tl *timeline, timeout time.Duration) b
 		}
 		if calm == 3 {
 			tl.logf(global, "the system is at rest")
-			return true
+			return ""
 		}
 		sleep(ctx, 2*time.Second)
 	}
+	if why == "" {
+		why = "interrupted"
+	}
 	tl.logf(global, "the system did not come to rest within %s: %s", timeout, why)
-	return false
+	return why
 }
 
 // unrest says what is still moving, "" when nothing.
@@ -70,7 +74,7 @@ func (e *env) unrest(ctx context.Context) string {
 			return fmt.Sprintf("%s applied %s, not %s", r.Name, short(gr.Status.LastAppliedRevision), short(head.Revision))
 		}
 		if apimeta.IsStatusConditionTrue(gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition) {
-			return r.Name + ": a commit status is not posted yet"
+			return r.Name + ": a commit status is not posted yet: " + conditionMessage(gr.Status.Conditions, v1alpha1.CommitStatusFailedCondition)
 		}
 		for _, j := range jobsOf(r.Name) {
 			if why := e.jobUnrest(ctx, client.ObjectKey{Namespace: r.Namespace, Name: j.Name}, head); why != "" {
@@ -92,9 +96,18 @@ func (e *env) jobUnrest(ctx context.Context, key client.ObjectKey, head *Commit)
 	case p.Status.BlueGreenState.InProgress() || !p.Status.BlueGreenState.Active():
 		return fmt.Sprintf("%s is %s", key, p.Status.BlueGreenState)
 	case apimeta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.ReconcilingCondition):
-		return fmt.Sprintf("%s is reconciling", key)
+		return fmt.Sprintf("%s is reconciling: %s", key, conditionMessage(p.Status.Conditions, v1alpha1.ReconcilingCondition))
 	case apimeta.IsStatusConditionTrue(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition):
-		return fmt.Sprintf("%s: a commit status is not posted yet", key)
+		return fmt.Sprintf("%s: a commit status is not posted yet: %s", key, conditionMessage(p.Status.Conditions, v1alpha1.CommitStatusFailedCondition))
 	}
 	return ""
+}
+
+// conditionMessage is the reason and message of condition t.
+func conditionMessage(conds []metav1.Condition, t string) string {
+	c := apimeta.FindStatusCondition(conds, t)
+	if c == nil {
+		return ""
+	}
+	return c.Reason + ": " + c.Message
 }
