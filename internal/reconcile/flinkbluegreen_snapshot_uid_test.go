@@ -200,8 +200,11 @@ func TestASavepointUnderWayWithoutARecordedUIDFailsSafe(t *testing.T) {
 	const hang = `, "bggitops.dev/simulate-savepoint": "hang"`
 	blueJob := deployBlueWith(t, ns, "job", hang)
 	update(t, ns, "job", 2, "flink:1.20.1", hang)
-	eventually(t, ns, "SAVEPOINTING_BLUE", func() bool {
-		return getFBGD(t, ns, "job").Status.BlueGreenState == v1alpha1.SavepointingBlue
+	// The decision is written before the create, its uid in the write
+	// after: wait for both.
+	eventually(t, ns, "SAVEPOINTING_BLUE with the snapshot's uid", func() bool {
+		p := getFBGD(t, ns, "job")
+		return p.Status.BlueGreenState == v1alpha1.SavepointingBlue && p.Status.Savepoint != nil && p.Status.Savepoint.UID != ""
 	})
 	sp := getFBGD(t, ns, "job").Status.Savepoint
 	require.NotNil(t, sp)
