@@ -102,19 +102,13 @@ func reconcileNS(t *testing.T) string { return reconciletest.Namespace(t, env.Cl
 // backToOldColour: judged against baseOf(oc)), and so does the plan: it
 // does not say the new colour restarts.
 func TestRevertDuringATransitionGoesBackToTheOldColour(t *testing.T) {
-	ctx := context.Background()
 	ns := reconcileNS(t)
 	p := fbgd(t, ns, "orders", 1, "flink:1.20.0", "savepoint")
 	p.Spec.Promotion = &v1alpha1.Promotion{Mode: v1alpha1.PromotionManual}
 	deploy(t, p)
 	next := fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint")
 	next.Spec.Promotion = p.Spec.Promotion
-	require.Eventually(t, func() bool {
-		l := live(t, ns, "orders")
-		l.Spec = next.Spec
-		l.Annotations[v1alpha1.RevisionAnnotation] = next.Annotations[v1alpha1.RevisionAnnotation]
-		return env.Client.Update(ctx, l) == nil
-	}, 5*time.Second, 50*time.Millisecond)
+	commit(t, next)
 	require.Eventually(t, func() bool {
 		l := live(t, ns, "orders")
 		return l.Status.BlueGreenState == v1alpha1.TransitioningToGreen && l.Status.Savepoint != nil && l.Status.Savepoint.Path != ""
@@ -126,12 +120,7 @@ func TestRevertDuringATransitionGoesBackToTheOldColour(t *testing.T) {
 	j := job(t, r, "orders")
 	t.Logf("plan: %s %q", j.Action, j.Facts)
 
-	require.Eventually(t, func() bool {
-		l := live(t, ns, "orders")
-		l.Spec = revert.Spec
-		l.Annotations[v1alpha1.RevisionAnnotation] = revert.Annotations[v1alpha1.RevisionAnnotation]
-		return env.Client.Update(ctx, l) == nil
-	}, 5*time.Second, 50*time.Millisecond)
+	commit(t, revert)
 	require.Eventually(t, func() bool {
 		return live(t, ns, "orders").Status.BlueGreenState == v1alpha1.ActiveBlue
 	}, waitFor, 100*time.Millisecond, "the controller goes back to orders-blue")

@@ -110,6 +110,19 @@ func live(t *testing.T, ns, name string) *v1alpha1.FlinkBlueGreenDeployment {
 	return p
 }
 
+// commit writes next's spec and revision onto the live object of its
+// name, as the sync applies a new commit (retried on conflicts with the
+// controller's writes).
+func commit(t *testing.T, next *v1alpha1.FlinkBlueGreenDeployment) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		l := live(t, next.Namespace, next.Name)
+		l.Spec = next.Spec
+		l.Annotations[v1alpha1.RevisionAnnotation] = next.Annotations[v1alpha1.RevisionAnnotation]
+		return env.Client.Update(context.Background(), l) == nil
+	}, 5*time.Second, 50*time.Millisecond)
+}
+
 // object is obj as a rendered head object.
 func object(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
 	t.Helper()

@@ -80,12 +80,7 @@ func TestChangeDuringTransitionSupersedesIt(t *testing.T) {
 	deploy(t, p)
 	next := fbgd(t, ns, "orders", 2, "flink:1.20.1", "savepoint")
 	next.Spec.Promotion = p.Spec.Promotion
-	require.Eventually(t, func() bool {
-		l := live(t, ns, "orders")
-		l.Spec = next.Spec
-		l.Annotations[v1alpha1.RevisionAnnotation] = next.Annotations[v1alpha1.RevisionAnnotation]
-		return env.Client.Update(context.Background(), l) == nil
-	}, 5*time.Second, 50*time.Millisecond)
+	commit(t, next)
 	// Manual promotion holds the transition once green is ready.
 	require.Eventually(t, func() bool {
 		l := live(t, ns, "orders")
