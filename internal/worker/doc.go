@@ -26,11 +26,11 @@ Licensed under the Apache License, Version 2.0.
 // Pool runs at most Slots workers at once, one per tenant (namespace); a
 // request that finds no free slot waits, and a worker killed frees its
 // slot at once: nothing is left running. A worker that answered waits a
-// minute for its tenant's next request of the same kind, and a fetch
-// worker also for the tenant's build of what it fetched, going offline
-// for it and for good (never another tenant's: what one request leaves
-// in the process is its own tenant's concern only), so that a change
-// pays for one process start at most; it is
+// minute for its tenant's next request, a fetch or a build (never another
+// tenant's: what one request leaves in the process is its own tenant's
+// concern only), so that a tenant's changes pay for no process start: the
+// process is offline for each build with remote bases off and online again
+// for a fetch, and nothing of one request runs during the next. It is
 // retired after maxServes requests, and never kept once it died or left
 // a process of its request running. Warm keeps started spares, half for fetches and half for
 // builds (which warm kustomize up while they wait), for a tenant that has

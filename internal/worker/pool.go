@@ -69,7 +69,7 @@ type Pool struct {
 	mu      sync.Mutex
 	tenants map[string]*tenant
 	// idle are the workers waiting for their tenant's next request, by
-	// reuseKey (park).
+	// tenant (park).
 	idle   map[string]*idleProc
 	warm   bool
 	closed bool
@@ -251,9 +251,9 @@ func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time
 	if err != nil {
 		return answer{}, err
 	}
-	key, k := reuseKey(tenant, req), kindOf(req)
+	k := kindOf(req)
 	for attempt := 1; ; attempt++ {
-		pr, spare, err := p.take(tenant, key, k)
+		pr, spare, err := p.take(tenant, req)
 		if err != nil {
 			return answer{}, err
 		}
@@ -267,7 +267,8 @@ func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time
 		case werr != nil && ctx.Err() == nil:
 			return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
 		case werr == nil && readErr == nil:
-			p.park(ctx, key, pr)
+			pr.limitFiles(req.MaxFileSize)
+			p.park(ctx, tenant, pr)
 			return ans, nil
 		}
 		return ans, outcome(ctx, pr, readErr, req, timeout)

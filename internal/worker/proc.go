@@ -48,6 +48,25 @@ type proc struct {
 	waitErr error
 	// served is how many requests it answered.
 	served int
+	// fileSize is the largest file the process may write, as its last
+	// request set it (fileSizeLimit); -1 while it is unbounded.
+	fileSize int64
+}
+
+// fits reports whether the process can serve req: its file size limit,
+// which a process can only lower, is not below what req asks for.
+func (pr *proc) fits(req request) bool {
+	if req.MaxFileSize < 0 {
+		return pr.fileSize < 0
+	}
+	return pr.fileSize < 0 || max(req.MaxFileSize, fileSize) <= pr.fileSize
+}
+
+// limitFiles notes the file size limit a request it served set.
+func (pr *proc) limitFiles(limit int64) {
+	if limit >= 0 {
+		pr.fileSize = max(limit, fileSize)
+	}
 }
 
 // kind is what a worker is started for: a fetch, or a build, which warms
@@ -111,7 +130,7 @@ func (p *Pool) spawn(bin, tmp string, k kind, spare bool) (*proc, error) {
 	cmd := exec.Command(bin, Arg)
 	cmd.Env = workerEnv(tmp, k, spare)
 	answer := &bounded{r: r}
-	pr := &proc{cmd: cmd, tmp: tmp, answer: answer, errs: &capped{max: stderrHead}, exited: make(chan struct{})}
+	pr := &proc{cmd: cmd, tmp: tmp, answer: answer, errs: &capped{max: stderrHead}, exited: make(chan struct{}), fileSize: -1}
 	cmd.Stdout, cmd.Stderr = w, pr.errs
 	isolate(cmd)
 	cmd.WaitDelay = time.Second // a git left behind may hold stderr

@@ -31,12 +31,11 @@ import (
 // Attacks on the reuse of a worker by its tenant (e639fe2). Each test
 // states what should hold; those that fail show where it does not.
 
-// idleOf is the idle worker of tenant's builds (remote bases as given),
-// nil when there is none.
-func idleOf(p *Pool, tenant string, remote bool) *proc {
+// idleOf is the idle worker of tenant, nil when there is none.
+func idleOf(p *Pool, tenant string) *proc {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.idle[reuseKey(tenant, request{Build: &buildRequest{AllowRemoteBases: remote}})]; e != nil {
+	if e := p.idle[tenant]; e != nil {
 		return e.pr
 	}
 	return nil
@@ -84,14 +83,14 @@ func TestAnswerLeavesNoProcessOfTheBuildRunning(t *testing.T) {
 	o := render.Options{Tenant: "team-a", AllowRemoteBases: true, Limits: render.Limits{Timeout: 20 * time.Second}}
 	_, err := p.Build(t.Context(), "testdata", "fine", o)
 	require.NoError(t, err)
-	worker := idleOf(p, "team-a", true)
+	worker := idleOf(p, "team-a")
 	require.NotNil(t, worker, "the tenant's worker waits for its next build")
 	_, err = p.Build(t.Context(), root, "app", o)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "hit 1s timeout", "kustomize gave up on its git: %v", err)
 	var died *DiedError
 	require.False(t, errors.As(err, &died), "the build failed, its worker answered: %v", err)
-	assert.Nil(t, idleOf(p, "team-a", true), "a worker whose build left a process running is not kept")
+	assert.Nil(t, idleOf(p, "team-a"), "a worker whose build left a process running is not kept")
 	assert.Eventually(t, func() bool { return !worker.alive() && len(groupOthers(worker.cmd.Process.Pid)) == 0 },
 		5*time.Second, 50*time.Millisecond, "the build answered, yet what it started runs on: %v", groupOthers(worker.cmd.Process.Pid))
 	assert.EqualValues(t, 1, p.started.Load(), "the build ran in the tenant's worker")
@@ -130,7 +129,7 @@ func TestEveryRequestOfAReusedWorkerHasItsWholeCPUTime(t *testing.T) {
 		require.Less(t, i, 100, "calibration: the builds take no CPU")
 		_, err := p.Build(t.Context(), light, "app", o)
 		require.NoError(t, err)
-		idle := idleOf(p, "team-a", false)
+		idle := idleOf(p, "team-a")
 		require.NotNil(t, idle, "the worker is kept")
 		if self, _ := cpuOf(t, idle.cmd.Process.Pid); self > maxCPU+time.Second {
 			t.Logf("the tenant's worker has used %v of CPU in %d builds", self, i+1)
@@ -201,7 +200,7 @@ func TestAKillFromOutsideOfAReusedWorkerIsNotItsCPULimit(t *testing.T) {
 		objs, err := p.Build(t.Context(), withBases, "app", o)
 		require.NoError(t, err)
 		require.Len(t, objs, 2)
-		idle = idleOf(p, "team-a", true)
+		idle = idleOf(p, "team-a")
 		require.NotNil(t, idle, "calibration: the worker was retired")
 		self, children := cpuOf(t, idle.cmd.Process.Pid)
 		t.Logf("build %d: the worker used %v itself, its gits %v", i+1, self, children)
@@ -268,7 +267,7 @@ func TestAnIdleWorkerHoldsNoAnswerInTheController(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, objs, 24)
 	objs = nil
-	require.NotNil(t, idleOf(p, "team-a", false))
+	require.NotNil(t, idleOf(p, "team-a"))
 	held := heapAlloc() - before
 	t.Logf("the controller's heap with the worker idle: %d MiB more than before its build", held>>20)
 	assert.Less(t, held, int64(4<<20), "what the controller keeps of an idle worker's answer")
@@ -305,7 +304,7 @@ func TestAnIdleWorkerGivesBackTheMemoryOfItsAnswer(t *testing.T) {
 	_, err = p.Build(t.Context(), root, "app", render.Options{Tenant: "team-a", Limits: unbounded})
 	require.NoError(t, err)
 	time.Sleep(2 * time.Second) // its FreeOSMemory after the answer
-	small, big := idleOf(p, "team-b", false), idleOf(p, "team-a", false)
+	small, big := idleOf(p, "team-b"), idleOf(p, "team-a")
 	require.NotNil(t, small)
 	require.NotNil(t, big)
 	s, b := rssAnon(t, small.cmd.Process.Pid), rssAnon(t, big.cmd.Process.Pid)
@@ -321,7 +320,7 @@ func TestCloseEndsTheIdleWorkersBeforeItReturns(t *testing.T) {
 	p := &Pool{}
 	_, err := p.Build(t.Context(), "testdata", "fine", render.Options{Tenant: "team-a"})
 	require.NoError(t, err)
-	idle := idleOf(p, "team-a", false)
+	idle := idleOf(p, "team-a")
 	require.NotNil(t, idle)
 	p.Close()
 	alive := idle.alive()

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -22,9 +23,9 @@ import (
 )
 
 // TestATenantsNextBuildRunsInTheWorkerOfItsLast: a worker that answered
-// waits for its tenant's next build of the same kind, so that a change
-// pays for no process start; another tenant, or a build that needs the
-// network the first worker shut itself off from, gets a worker of its own.
+// waits for its tenant's next build, with remote bases or without, so
+// that a change pays for no process start; another tenant gets a worker
+// of its own.
 func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
 	skipOffLinux(t)
 	p := &Pool{}
@@ -45,8 +46,8 @@ func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
 	online.AllowRemoteBases = true
 	_, err = p.Build(t.Context(), "testdata", "fine", online)
 	require.NoError(t, err)
-	assert.EqualValues(t, 3, p.started.Load(), "an offline worker does not serve a build with remote bases")
-	assert.Equal(t, 3, p.idleCount())
+	assert.EqualValues(t, 2, p.started.Load(), "a build with remote bases runs in the tenant's worker that built offline")
+	assert.Equal(t, 2, p.idleCount(), "one idle worker per tenant")
 
 	p.Close()
 	assert.Zero(t, p.idleCount(), "Close ends the idle workers")
@@ -112,51 +113,87 @@ func TestAnAnswerPastItsBoundFailsItsBuild(t *testing.T) {
 	assert.Zero(t, p.idleCount())
 }
 
-// TestAChangesBuildRunsInTheWorkerOfItsFetch: a tenant's build takes the
-// worker its fetch ran in (one process per change), which then fetches
-// nothing more: the tenant's next fetch, and another tenant's build, get
-// workers of their own.
+// TestAChangesBuildRunsInTheWorkerOfItsFetch: a tenant's fetches and
+// builds, one after the other, run in one process, which is online for
+// each fetch again after a build that ran offline; another tenant's build
+// gets a process of its own.
 func TestAChangesBuildRunsInTheWorkerOfItsFetch(t *testing.T) {
 	skipOffLinux(t)
 	bare, o, secret := gitServer(t)
-	gittest.ImportCommit(t, bare, "main", gittest.Text("app/cm.yaml", configMap),
-		gittest.Text("app/kustomization.yaml", "resources:\n- cm.yaml\n"))
 	p := &Pool{}
 	t.Cleanup(p.Close)
-	res, err := p.Fetch(t.Context(), "team-a", o, secret, "git-auth", "")
-	require.NoError(t, err)
-	objs, err := p.Build(t.Context(), res.Dir, "app", render.Options{Tenant: "team-a"})
-	require.NoError(t, err)
-	assert.Len(t, objs, 1)
-	assert.EqualValues(t, 1, p.started.Load(), "the fetch and the build of one change, one process")
+	for i := range 2 {
+		gittest.ImportCommit(t, bare, "main", gittest.Text("app/cm.yaml", configMap),
+			gittest.Text("app/kustomization.yaml", "resources:\n- cm.yaml\n"), gittest.Text("round", strconv.Itoa(i)))
+		res, err := p.Fetch(t.Context(), "team-a", o, secret, "git-auth", "")
+		require.NoError(t, err, "a fetch after an offline build is online")
+		require.True(t, res.Fetched)
+		o.LastRevision = res.Revision
+		objs, err := p.Build(t.Context(), res.Dir, "app", render.Options{Tenant: "team-a"})
+		require.NoError(t, err)
+		assert.Len(t, objs, 1)
+	}
+	assert.EqualValues(t, 1, p.started.Load(), "two changes of one tenant, each a fetch and a build, one process")
 
-	_, err = p.Fetch(t.Context(), "team-a", o, secret, "git-auth", "")
+	_, err := p.Build(t.Context(), "testdata", "fine", render.Options{Tenant: "team-b"})
 	require.NoError(t, err)
-	assert.EqualValues(t, 2, p.started.Load(), "a worker that built offline fetches nothing")
-
-	_, err = p.Build(t.Context(), res.Dir, "app", render.Options{Tenant: "team-b"})
-	require.NoError(t, err)
-	assert.EqualValues(t, 3, p.started.Load(), "another tenant's build never runs in a tenant's fetch worker")
+	assert.EqualValues(t, 2, p.started.Load(), "another tenant's build never runs in a tenant's worker")
 }
 
-// TestAWorkerGoesOfflineForGoodAtItsFirstOfflineBuild: after a fetch, a
-// build with remote bases off takes the process offline; a fetch or a
-// build with remote bases on is refused after it.
-func TestAWorkerGoesOfflineForGoodAtItsFirstOfflineBuild(t *testing.T) {
+// TestAWorkerIsOfflineExactlyForItsBuildsWithRemoteBasesOff: the network
+// switch follows each request: offline (no HTTP, no git) for a build with
+// remote bases off, online again, with the process's own transport and
+// PATH, for a fetch or a build with remote bases on.
+func TestAWorkerIsOfflineExactlyForItsBuildsWithRemoteBasesOff(t *testing.T) {
 	skipOffLinux(t)
 	transport, client, path := http.DefaultTransport, http.DefaultClient.Transport, os.Getenv("PATH")
 	t.Cleanup(func() {
+		network.set(true)
 		http.DefaultTransport, http.DefaultClient.Transport = transport, client
 		_ = os.Setenv("PATH", path)
-		wentOffline = false
 	})
-	require.NoError(t, enter(request{Fetch: &fetchRequest{}, MaxFileSize: -1}))
-	require.NoError(t, enter(request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}))
-	assert.Equal(t, path, os.Getenv("PATH"), "still online")
-	require.NoError(t, enter(request{Build: &buildRequest{}, MaxFileSize: -1}))
-	_, err := exec.LookPath("git")
-	assert.ErrorIs(t, err, exec.ErrNotFound, "offline: no git")
-	assert.Error(t, enter(request{Fetch: &fetchRequest{}, MaxFileSize: -1}))
-	assert.Error(t, enter(request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}))
-	assert.NoError(t, enter(request{Build: &buildRequest{}, MaxFileSize: -1}))
+	isOnline := func() bool {
+		_, err := exec.LookPath("git")
+		gitFound := err == nil
+		refused := http.DefaultTransport != transport
+		require.Equal(t, gitFound, !refused, "git and HTTP are switched together")
+		return gitFound
+	}
+	steps := []struct {
+		req    request
+		online bool
+	}{
+		{request{Fetch: &fetchRequest{}, MaxFileSize: -1}, true},
+		{request{Build: &buildRequest{}, MaxFileSize: -1}, false},
+		{request{Build: &buildRequest{}, MaxFileSize: -1}, false},
+		{request{Fetch: &fetchRequest{}, MaxFileSize: -1}, true},
+		{request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}, true},
+		{request{Build: &buildRequest{}, MaxFileSize: -1}, false},
+		{request{Build: &buildRequest{AllowRemoteBases: true}, MaxFileSize: -1}, true},
+	}
+	for i, s := range steps {
+		require.NoError(t, enter(s.req))
+		assert.Equal(t, s.online, isOnline(), "step %d", i)
+	}
+	assert.Equal(t, path, os.Getenv("PATH"), "the process's own PATH is back")
+	assert.Equal(t, client, http.DefaultClient.Transport)
+}
+
+// TestAWorkerServesNoRequestThatWouldRaiseItsFileSizeLimit: a process can
+// only lower its file size limit, so a tenant's idle worker serves a
+// request only when the limit it asks for is not above the worker's.
+func TestAWorkerServesNoRequestThatWouldRaiseItsFileSizeLimit(t *testing.T) {
+	fresh, built, big := &proc{fileSize: -1}, &proc{fileSize: -1}, &proc{fileSize: -1}
+	built.limitFiles(0)
+	big.limitFiles(2 * fileSize)
+	unbounded := request{Fetch: &fetchRequest{}, MaxFileSize: -1}
+	small := request{Fetch: &fetchRequest{}, MaxFileSize: 64 << 20}
+	large := request{Fetch: &fetchRequest{}, MaxFileSize: 2 * fileSize}
+	assert.True(t, fresh.fits(unbounded))
+	assert.True(t, fresh.fits(large))
+	assert.False(t, built.fits(unbounded), "an unbounded fetch after a build")
+	assert.True(t, built.fits(small), "a fetch whose files fit the build's limit")
+	assert.False(t, built.fits(large))
+	assert.True(t, big.fits(request{Build: &buildRequest{}}), "a build lowers the limit")
+	assert.True(t, big.fits(large))
 }

@@ -11,16 +11,13 @@ package worker
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // A Pool keeps two kinds of started workers that run nothing: spares,
 // started ahead of any request (Warm), and idle workers, which answered a
-// request of a tenant and wait for the next one of the same tenant and
-// kind (park). Neither holds a slot.
+// request of a tenant and wait for the tenant's next one, of either kind
+// (park). Neither holds a slot.
 
 // refillDelay is how long after a request a spare taken is replaced:
 // starting a process takes CPU (the Go runtime, the binary's pages), which
@@ -42,31 +39,25 @@ type idleProc struct {
 	timer *time.Timer
 }
 
-// reuseKey names what a worker may serve again: its tenant's requests of
-// its kind, with the same process-wide switches (a build worker offline
-// stays offline; a fetch worker's file size limit cannot be raised). A
-// fetch worker may also serve its tenant's next build (see claimIdle).
-func reuseKey(tenant string, req request) string {
-	if req.Build != nil {
-		return fmt.Sprintf("build\x00%s\x00%t", tenant, req.Build.AllowRemoteBases)
-	}
-	return fetchKeyPrefix(tenant) + strconv.FormatInt(req.MaxFileSize, 10)
-}
-
-func fetchKeyPrefix(tenant string) string { return "fetch\x00" + tenant + "\x00" }
-
-// take is a started process for a request of tenant's of key: an idle
-// worker (claimIdle) if there is one, else a spare of kind k (spare is
-// true: replace it when the request is done), else a new process.
-func (p *Pool) take(tenant, key string, k kind) (pr *proc, spare bool, err error) {
+// take is a started process for req of tenant: the tenant's idle worker
+// if it can serve req (fits), else a spare of req's kind (spare is true:
+// replace it when the request is done), else a new process. An idle
+// worker that cannot serve req is retired: a tenant keeps one.
+func (p *Pool) take(tenant string, req request) (pr *proc, spare bool, err error) {
 	p.init()
+	k := kindOf(req)
 	p.mu.Lock()
-	e := p.claimIdle(tenant, key, k)
-	p.mu.Unlock()
-	if e != nil && e.pr.alive() {
-		return e.pr, false, nil
-	}
+	e := p.idle[tenant]
 	if e != nil {
+		p.evict(tenant, e)
+	}
+	p.mu.Unlock()
+	switch {
+	case e != nil && e.pr.alive() && e.pr.fits(req):
+		return e.pr, false, nil
+	case e != nil && e.pr.alive():
+		go e.pr.retire()
+	case e != nil:
 		e.pr.kill() // it died while it waited (the OOM killer, its owner)
 	}
 	select {
@@ -78,34 +69,11 @@ func (p *Pool) take(tenant, key string, k kind) (pr *proc, spare bool, err error
 	return pr, false, err
 }
 
-// claimIdle takes the idle worker of key out, else, for a build, the
-// tenant's idle fetch worker: a change's build runs in the process its
-// fetch ran in, which goes offline for it (one process start per change
-// instead of two). Never the other way: an offline worker, or one that
-// ran a build, fetches nothing. p.mu is held.
-func (p *Pool) claimIdle(tenant, key string, k kind) *idleProc {
-	if e := p.idle[key]; e != nil {
-		p.evict(key, e)
-		return e
-	}
-	if k != builds {
-		return nil
-	}
-	for fk, e := range p.idle {
-		if strings.HasPrefix(fk, fetchKeyPrefix(tenant)) {
-			p.evict(fk, e)
-			return e
-		}
-	}
-	return nil
-}
-
-// park keeps a worker that answered for its tenant's next request of the
-// same key, unless it is worn (maxServes), a process it started still
+// park keeps a worker that answered for its tenant's next request, unless it is worn (maxServes), a process it started still
 // runs (a git that kustomize gave up on), its request's deadline came, or
 // the pool is closed. At most one idle worker per slot is kept: the
 // oldest goes.
-func (p *Pool) park(ctx context.Context, key string, pr *proc) {
+func (p *Pool) park(ctx context.Context, tenant string, pr *proc) {
 	if ctx.Err() != nil || pr.served >= maxServes || !pr.alive() || hasChildren(pr.cmd.Process.Pid) {
 		go pr.retire()
 		return
@@ -117,14 +85,14 @@ func (p *Pool) park(ctx context.Context, key string, pr *proc) {
 	if p.closed {
 		gone = append(gone, pr)
 	} else {
-		if old := p.idle[key]; old != nil {
-			gone = append(gone, p.evict(key, old))
+		if old := p.idle[tenant]; old != nil {
+			gone = append(gone, p.evict(tenant, old))
 		}
 		for len(p.idle) >= cap(p.slots) {
 			gone = append(gone, p.evictOldest())
 		}
-		e.timer = time.AfterFunc(idleFor, func() { p.expire(key, e) })
-		p.idle[key] = e
+		e.timer = time.AfterFunc(idleFor, func() { p.expire(tenant, e) })
+		p.idle[tenant] = e
 	}
 	p.mu.Unlock()
 	for _, pr := range gone {

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"sync"
 
 	"bggitops.dev/bg-gitops/internal/render"
 )
@@ -80,14 +79,8 @@ func Main() int {
 		if code := serve(req, out); code != 0 {
 			return code
 		}
-		if req.Fetch != nil {
-			warmForBuild() // the tenant's build of what it fetched comes next
-		}
 	}
 }
-
-// warmForBuild warms kustomize up in a fetch worker, once, while it waits.
-var warmForBuild = sync.OnceFunc(render.Warm)
 
 // begin sets the limits of the worker's life, at its first request.
 func begin(req request) int {
@@ -103,23 +96,12 @@ func begin(req request) int {
 	return 0
 }
 
-// wentOffline: a build with remote bases off ran here, and the process
-// refuses the network for the rest of its life.
-var wentOffline bool
-
 // enter sets what req needs of the process: a build with remote bases
-// off takes it offline for good (a fetch worker then serves its tenant's
-// build: one process per change), and the request's file size limit. An
-// offline worker refuses what needs the network; the pool never sends it.
+// off runs offline, any other request online (see network), and the
+// request's file size limit, which is only ever lowered (the pool sends
+// no request that would raise it).
 func enter(req request) error {
-	online := req.Fetch != nil || req.Build != nil && req.Build.AllowRemoteBases
-	switch {
-	case online && wentOffline:
-		return errors.New("an offline worker was sent a request that needs the network")
-	case !online && !wentOffline:
-		offline()
-		wentOffline = true
-	}
+	network.set(req.Fetch != nil || req.Build != nil && req.Build.AllowRemoteBases)
 	return fileSizeLimit(req.MaxFileSize)
 }
 
@@ -200,9 +182,45 @@ func quiet() {
 	}
 }
 
+// network is the process-wide switch between online (a fetch, a build
+// with remote bases on) and offline (a build with remote bases off): no
+// HTTP request and no git to run, so that such a build touches nothing but
+// the repository, whatever kustomize tries. A worker serves one request
+// at a time, and nothing of a request runs once its answer is written (the
+// worker's build has no deadline of its own, so kustomize has returned;
+// a git left running keeps the pool from reusing the worker), so the
+// switch holds for the whole of each build.
+var network = &networkSwitch{online: true}
+
+type networkSwitch struct {
+	online bool
+	// What the process had online, put back by set(true).
+	transport, client http.RoundTripper
+	path              string
+	hadPath           bool
+}
+
+func (n *networkSwitch) set(online bool) {
+	if online == n.online {
+		return
+	}
+	n.online = online
+	if online {
+		http.DefaultTransport, http.DefaultClient.Transport = n.transport, n.client
+		if n.hadPath {
+			_ = os.Setenv("PATH", n.path)
+		} else {
+			_ = os.Unsetenv("PATH")
+		}
+		return
+	}
+	n.transport, n.client = http.DefaultTransport, http.DefaultClient.Transport
+	n.path, n.hadPath = os.LookupEnv("PATH")
+	offline()
+}
+
 // offline refuses every HTTP request of this process and leaves it no
-// git to run: a build with remote bases off touches nothing but the
-// repository, whatever kustomize tries.
+// git to run.
 func offline() {
 	refuse := roundTripper(func(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), render.ErrRemoteRefused)
