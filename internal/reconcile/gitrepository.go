@@ -78,6 +78,8 @@ type GitRepositoryReconciler struct {
 
 	// secrets remembers the Secrets read for secretTTL.
 	secrets secretMemo
+	// next is when each object's next reconcile is due.
+	next nextRuns
 }
 
 // gitRun is the state of one reconcile, shared by its steps.
@@ -111,6 +113,9 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		forgetMetrics(v1alpha1.GitRepositoryKind, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	if wait, early := r.next.notYet(req.NamespacedName, gr.ResourceVersion, r.now()); early {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(gr))
 	if !ok {
 		logf.FromContext(ctx).V(1).Info("other GitRepositories of the namespace hold its workers", "requeueAfter", busyRetry)
@@ -121,6 +126,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	start := time.Now()
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
 	observeRepository(run.gr, time.Since(start))
+	r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
 	return res, err
 }
 

@@ -1,0 +1,81 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// gitrepository_due.go: nextRuns, when each GitRepository's next reconcile
+// is due, so that a request left over from before its last one does
+// nothing.
+
+package reconcile
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// dueSlack is how early before its due time a reconcile runs anyway: the
+// work queue hands an item back at its time or a little after, never much
+// before.
+const dueSlack = time.Second
+
+// nextRuns remembers, for each GitRepository whose last reconcile ended
+// with a time for the next (its poll, or a retry), that time and the
+// resourceVersion the reconcile left. A reconcile request for an object
+// that has not changed since (same resourceVersion: no spec, annotation,
+// label or status write by anyone) and whose time has not come is one
+// left over from before that reconcile: a requeue of a reconcile that
+// found the namespace's workers busy and was then woken when one freed
+// (namespaceSlots), or a second event of a burst. Without this, every
+// GitRepository that once waited for its namespace made one more poll (a
+// listing and a dry-run per managed object) right after its first. A
+// controller that starts remembers nothing, and reconciles everything.
+type nextRuns struct {
+	mu  sync.Mutex
+	due map[types.NamespacedName]nextRun
+}
+
+type nextRun struct {
+	resourceVersion string
+	at              time.Time
+}
+
+// notYet is how long until the object's next reconcile is due, when it is
+// unchanged since its last one and that time is more than dueSlack away.
+func (n *nextRuns) notYet(id types.NamespacedName, resourceVersion string, now time.Time) (time.Duration, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	next, ok := n.due[id]
+	if !ok || next.resourceVersion != resourceVersion {
+		return 0, false
+	}
+	wait := next.at.Sub(now)
+	return wait, wait > dueSlack
+}
+
+// note records how a reconcile of id ended: the resourceVersion it left
+// and, when it asked for one, the time of the next. An error, or no time
+// (a terminal failure), records nothing: the next request runs.
+func (n *nextRuns) note(id types.NamespacedName, resourceVersion string, res ctrl.Result, err error, now time.Time) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err != nil || res.RequeueAfter <= 0 || resourceVersion == "" {
+		delete(n.due, id)
+		return
+	}
+	if n.due == nil {
+		n.due = map[types.NamespacedName]nextRun{}
+	}
+	n.due[id] = nextRun{resourceVersion: resourceVersion, at: now.Add(res.RequeueAfter)}
+}
+
+// forget drops what is known of a deleted object.
+func (n *nextRuns) forget(id types.NamespacedName) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.due, id)
+}

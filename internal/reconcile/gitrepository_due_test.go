@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// gitrepository_due_test.go: a reconcile request left over from before an
+// object's last reconcile does nothing; a change, or a restart, runs one.
+
+package reconcile_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll: a reconcile
+// request that reaches an object after the reconcile that made it current
+// (the requeue of a reconcile that once found its namespace's workers
+// busy) lists nothing and writes nothing, and answers with the time left
+// to the next poll; a reconcile request (an annotation), or a controller
+// that remembers nothing (a restart), polls.
+func TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll(t *testing.T) {
+	ns := newNamespace(t)
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{
+		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"),
+		"a.yaml":             fmt.Sprintf(configMap, "a", "1"),
+	})
+	f.create("s3cr3t-pass")
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.get())}
+	r := directReconciler(t, env.Client)
+	res, err := r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	require.Equal(t, rev, f.get().Status.LastAppliedRevision)
+	lists, rv := f.srv.Listings(), f.get().ResourceVersion
+
+	again, err := r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, lists, f.srv.Listings(), "a leftover request lists nothing")
+	assert.Equal(t, rv, f.get().ResourceVersion, "and writes nothing")
+	assert.InDelta(t, res.RequeueAfter.Seconds(), again.RequeueAfter.Seconds(), 5, "it waits for the next poll")
+	assert.Greater(t, again.RequeueAfter, 50*time.Minute)
+
+	f.requestReconcile()
+	_, err = r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, lists+1, f.srv.Listings(), "a reconcile request polls")
+
+	_, err = directReconciler(t, env.Client).Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, lists+2, f.srv.Listings(), "a controller that starts polls")
+}
