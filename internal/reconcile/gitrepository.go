@@ -123,10 +123,15 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	defer release()
 	run := &gitRun{gr: gr, base: gr.DeepCopy()}
+	asked := seenOf(gr)
 	start := time.Now()
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
 	observeRepository(run.gr, time.Since(start))
-	r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
+	if seenOf(run.gr) == asked {
+		r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
+	} else {
+		r.next.forget(req.NamespacedName) // changed under it: the change's event runs
+	}
 	return res, err
 }
 
@@ -195,6 +200,7 @@ func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
 	r.Renderer.Forget(id)
 	r.Cache.Forget(id.Namespace, id.Name)
 	r.Applying.forget(id.String())
+	r.next.forget(id)
 }
 
 func (r *GitRepositoryReconciler) now() time.Time {

@@ -11,11 +11,16 @@ Licensed under the Apache License, Version 2.0.
 package reconcile
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // dueSlack is how early before its due time a reconcile runs anyway: the
@@ -73,7 +78,25 @@ func (n *nextRuns) note(id types.NamespacedName, resourceVersion string, res ctr
 	n.due[id] = nextRun{resourceVersion: resourceVersion, at: now.Add(res.RequeueAfter)}
 }
 
-// forget drops what is known of a deleted object.
+// seen is what of a GitRepository asks for a reconcile (its spec, by
+// generation, and its annotations): a status write's answer that carries
+// a change the reconcile did not see (a rebased status, a patch without
+// optimistic lock) must not be noted as handled.
+type seen struct {
+	generation  int64
+	annotations string
+}
+
+func seenOf(gr *v1alpha1.GitRepository) seen {
+	keys := slices.Sorted(maps.Keys(gr.Annotations))
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "\x00" + gr.Annotations[k] + "\x00")
+	}
+	return seen{generation: gr.Generation, annotations: b.String()}
+}
+
+// forget drops what is known of an object.
 func (n *nextRuns) forget(id types.NamespacedName) {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
 // TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll: a reconcile
@@ -56,4 +58,41 @@ func TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll(t *testing.T) {
 	_, err = directReconciler(t, env.Client).Reconcile(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, lists+2, f.srv.Listings(), "a controller that starts polls")
+}
+
+// TestAChangeMadeDuringAReconcileIsNotTakenAsHandled: a reconcile request
+// (a push's webhook) lands while a reconcile runs, and that reconcile's
+// status write is put onto the version that carries it (a rebase after
+// the conflict): the request the change queued still runs, and applies
+// the pushed commit, instead of waiting for the next poll.
+func TestAChangeMadeDuringAReconcileIsNotTakenAsHandled(t *testing.T) {
+	ns := newNamespace(t)
+	forge := startGitea(t)
+	r := newForgeRepo(t, forge, ns)
+	files := func(v string) map[string]string {
+		return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
+			"settings.yaml": fmt.Sprintf(configMap, "settings", v)}
+	}
+	a := r.push(files("a"))
+	r.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
+			Repository: forge.Repository(r.name), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
+	})
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r.get())}
+	var b string
+	c := &conflictOnce{Client: env.Client, before: func() {
+		b = r.push(files("b"))
+		gr := r.get()
+		patch := client.MergeFrom(gr.DeepCopy())
+		gr.Annotations = map[string]string{v1alpha1.ReconcileRequestedAtAnnotation: "now"}
+		require.NoError(t, env.Client.Patch(t.Context(), gr, patch))
+	}}
+	rec := directReconciler(t, c)
+	_, err := rec.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	require.Equal(t, a, r.get().Status.LastAppliedRevision, "the first reconcile applied what it fetched")
+
+	_, err = rec.Reconcile(t.Context(), req) // the request the annotation queued
+	require.NoError(t, err)
+	assert.Equal(t, b, r.get().Status.LastAppliedRevision, "the pushed commit is applied, not left for the next poll")
 }
