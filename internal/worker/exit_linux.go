@@ -67,6 +67,39 @@ func hasChildren(pid int) bool {
 	return len(files) == 0 // cannot tell: not kept
 }
 
+// groupHasOthers reports whether process group pgid holds a process other
+// than its leader: what a worker's git started may outlive that git, no
+// longer the worker's child but still of its group. It reads every
+// process's stat, so the pool asks only after a build with remote bases.
+func groupHasOthers(pgid int) bool { return len(groupOthers(pgid)) > 0 }
+
+// groupOthers are the processes of process group pgid other than its
+// leader, by their stat's name and state; zombies are not counted.
+func groupOthers(pgid int) []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return []string{"/proc: " + err.Error()} // cannot tell: not kept
+	}
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		end := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[end+1:]) // state, ppid, pgrp, ...
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, s[:end+1]+" "+f[0])
+		}
+	}
+	return out
+}
+
 // ownPeak is this process's peak resident memory (VmHWM), in bytes: a
 // child started with vfork carries it into its own rusage, so a worker's
 // measured peak means something only above it.

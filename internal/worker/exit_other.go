@@ -24,6 +24,8 @@ func waitExited(int) {}
 
 func hasChildren(int) bool { return false }
 
+func groupHasOthers(int) bool { return false }
+
 func ownPeak() int64 { return 0 }
 
 func exitOf(cmd *exec.Cmd, runErr error, stderr string, _ request, _ int64) error {

@@ -268,12 +268,19 @@ func (p *Pool) run(ctx context.Context, tenant string, req request, timeout time
 			return answer{}, fmt.Errorf("%w: handing it the request: %w", ErrWorker, werr)
 		case werr == nil && readErr == nil:
 			pr.limitFiles(req.MaxFileSize)
-			p.park(ctx, tenant, pr)
+			p.park(ctx, tenant, pr, remoteBuild(req))
 			return ans, nil
 		}
 		return ans, outcome(ctx, pr, readErr, req, timeout)
 	}
 }
+
+// remoteBuild reports whether req is a build with remote bases on: a git
+// kustomize ran for a remote base may have started a process that
+// outlives it, no longer the worker's child but still of its process
+// group, and online, which would run during the tenant's next build, which
+// may be offline (park checks the group).
+func remoteBuild(req request) bool { return req.Build != nil && req.Build.AllowRemoteBases }
 
 // outcome is why a worker that was handed its request has no answer; it
 // has ended.
@@ -332,11 +339,8 @@ func (p *Pool) strike(key string, err error) error {
 // fetch and remote bases.
 func workerEnv(tmp string, k kind, spare bool) []string {
 	env := []string{"HOME=" + tmp, "TMPDIR=" + tmp}
-	switch {
-	case k == builds && spare:
+	if k == builds && spare {
 		env = append(env, warmEnv+"="+warmBuild)
-	case k == builds:
-		env = append(env, warmEnv+"="+warmSchema)
 	}
 	for _, k := range []string{"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -41,30 +41,6 @@ func idleOf(p *Pool, tenant string) *proc {
 	return nil
 }
 
-// groupOthers are the processes of process group pgid other than its
-// leader: what a worker started and left running.
-func groupOthers(pgid int) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		end := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[end+1:]) // state, ppid, pgrp, ...
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, s[:end+1]+" "+f[0])
-		}
-	}
-	return out
-}
-
 // TestAnswerLeavesNoProcessOfTheBuildRunning: kustomize gives up on a
 // remote base's git after the base's ?timeout= (a kustomization may set
 // 1 s) and leaves that git running. A worker whose build left a process
@@ -360,3 +336,39 @@ func TestKillOfAReapedWorkerSignalsNoOtherGroup(t *testing.T) {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// TestAWorkerWhoseGroupOutlivesARemoteBuildIsNotKept: a process left in a
+// worker's process group that is not its child (a git's helper whose git
+// ended, reparented) after a build with remote bases would run online
+// during the tenant's next build, which may be offline: the worker is not
+// kept, and its group is ended with it.
+func TestAWorkerWhoseGroupOutlivesARemoteBuildIsNotKept(t *testing.T) {
+	skipOffLinux(t)
+	p := &Pool{}
+	t.Cleanup(p.Close)
+	o := render.Options{Tenant: "team-a", AllowRemoteBases: true}
+	_, err := p.Build(t.Context(), "testdata", "fine", o)
+	require.NoError(t, err)
+	worker := idleOf(p, "team-a")
+	require.NotNil(t, worker, "calibration: a remote build's worker with nothing left is kept")
+	pid := worker.cmd.Process.Pid
+
+	left := exec.Command("sleep", "60")
+	left.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pid}
+	require.NoError(t, left.Start())
+	t.Cleanup(func() { _ = left.Process.Kill(); _ = left.Wait() })
+	assert.False(t, hasChildren(pid), "not the worker's child")
+
+	p.mu.Lock()
+	p.evict("team-a", p.idle["team-a"])
+	p.mu.Unlock()
+	p.park(t.Context(), "team-a", worker, true)
+	assert.Nil(t, idleOf(p, "team-a"), "not kept")
+	exited := make(chan error, 1)
+	go func() { exited <- left.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("what was left in the worker's group runs on")
+	}
+}

@@ -46,7 +46,9 @@ func TestATenantsNextBuildRunsInTheWorkerOfItsLast(t *testing.T) {
 	online.AllowRemoteBases = true
 	_, err = p.Build(t.Context(), "testdata", "fine", online)
 	require.NoError(t, err)
-	assert.EqualValues(t, 2, p.started.Load(), "a build with remote bases runs in the tenant's worker that built offline")
+	_, err = p.Build(t.Context(), "testdata", "fine", a)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, p.started.Load(), "builds with remote bases and without run in the tenant's one worker")
 	assert.Equal(t, 2, p.idleCount(), "one idle worker per tenant")
 
 	p.Close()

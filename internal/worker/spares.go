@@ -69,12 +69,14 @@ func (p *Pool) take(tenant string, req request) (pr *proc, spare bool, err error
 	return pr, false, err
 }
 
-// park keeps a worker that answered for its tenant's next request, unless it is worn (maxServes), a process it started still
-// runs (a git that kustomize gave up on), its request's deadline came, or
-// the pool is closed. At most one idle worker per slot is kept: the
-// oldest goes.
-func (p *Pool) park(ctx context.Context, tenant string, pr *proc) {
-	if ctx.Err() != nil || pr.served >= maxServes || !pr.alive() || hasChildren(pr.cmd.Process.Pid) {
+// park keeps a worker that answered for its tenant's next request,
+// unless it is worn (maxServes), a process it started still runs (a git
+// that kustomize gave up on; after a build with remote bases, anything
+// left in its process group), its request's deadline came, or the pool is
+// closed. At most one idle worker per slot is kept: the oldest goes.
+func (p *Pool) park(ctx context.Context, tenant string, pr *proc, remote bool) {
+	pid := pr.cmd.Process.Pid
+	if ctx.Err() != nil || pr.served >= maxServes || !pr.alive() || hasChildren(pid) || remote && groupHasOthers(pid) {
 		go pr.retire()
 		return
 	}
