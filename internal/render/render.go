@@ -214,13 +214,9 @@ func defaultSchema() {
 // one small build in memory: kustomize's own lazy start-up (its builtin
 // field specs, the plugin factories) then costs a build nothing either.
 func Warm() {
-	WarmSchema()
+	_ = openapi.Schema()
 	_ = warmBuild()
 }
-
-// WarmSchema parses kyaml's default schema ahead of a build, and nothing
-// else.
-func WarmSchema() { _ = openapi.Schema() }
 
 func warmBuild() error {
 	fs := filesys.MakeFsInMemory()

@@ -88,14 +88,15 @@ func kindOf(req request) kind {
 	return fetches
 }
 
-// warmEnv, set in a build worker's environment, makes it warm kustomize
-// up before it reads its request: a spare runs a whole small build
-// (warmBuild), a worker started for a request already waiting only parses
-// kyaml's schema (warmSchema), which the build needs anyway.
+// warmEnv, set in a spare build worker's environment, makes it warm
+// kustomize up before it reads its request: it runs a whole small build
+// (warmBuild), which parses kyaml's schema. A worker started for a request
+// already waiting does not: kustomize parses the schema only for a build
+// that needs it (a strategic merge patch, say), and that parse is half the
+// CPU a small build takes in a new worker.
 const (
-	warmEnv    = "BGGITOPS_WORKER_WARM"
-	warmBuild  = "build"
-	warmSchema = "schema"
+	warmEnv   = "BGGITOPS_WORKER_WARM"
+	warmBuild = "build"
 )
 
 // start starts a worker process of kind k, a spare or one for a request

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 
 	"bggitops.dev/bg-gitops/internal/render"
 )
@@ -53,11 +54,8 @@ func init() {
 // sets its limits at the first, builds or fetches, writes each answer on
 // stdout, and returns the exit code once stdin ends.
 func Main() int {
-	switch os.Getenv(warmEnv) { // while the request has not come
-	case warmBuild:
+	if os.Getenv(warmEnv) == warmBuild { // while the request has not come
 		render.Warm()
-	case warmSchema:
-		render.WarmSchema()
 	}
 	in := &limitedReader{r: os.Stdin}
 	dec, out := json.NewDecoder(in), json.NewEncoder(os.Stdout)
@@ -134,11 +132,41 @@ func serve(req request, out *json.Encoder) int {
 	if err := out.Encode(frame{Answer: &resp}); err != nil {
 		return exitProtocol // its stdout is gone: the parent reads no answer
 	}
-	// An idle worker holds little: the second collection frees what the
-	// first moved to sync.Pools' victim caches (the encoder's buffer).
-	debug.FreeOSMemory()
-	debug.FreeOSMemory()
+	giveBack()
 	return 0
+}
+
+// keptHeap is how much heap a worker that answered may keep while it
+// waits before it gives it back at once: a small request's worker holds
+// little anyway, and the runtime's scavenger returns the rest in the
+// background; a forced collection after each request would cost a fresh
+// process some 15 ms, a third of a small build.
+const keptHeap = 32 << 20
+
+// heapMetrics are the heap's classes of memory the process holds.
+var heapMetrics = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+}
+
+// giveBack returns the heap a request took to the OS when it is more
+// than keptHeap, so that an idle worker holds little: the second
+// collection frees what the first moved to sync.Pools' victim caches (the
+// encoder's buffer).
+func giveBack() {
+	metrics.Read(heapMetrics)
+	var held uint64
+	for _, s := range heapMetrics {
+		if s.Value.Kind() == metrics.KindUint64 {
+			held += s.Value.Uint64()
+		}
+	}
+	if held <= keptHeap {
+		return
+	}
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 }
 
 // limitedReader bounds the bytes of one request (left is reset for each).
