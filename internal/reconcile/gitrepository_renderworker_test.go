@@ -184,9 +184,9 @@ func TestPollOfAnUnchangedRefStartsNoWorker(t *testing.T) {
 }
 
 // TestACreationListsTheRefsOnce: a GitRepository's first fetch lists the
-// remote's refs once and downloads once (nothing to poll against yet); a
-// later change is listed once too, by the controller's poll, whose
-// listing the worker's download reuses.
+// remote's refs once and downloads once; a creation and a later change
+// are both listed by the controller's poll, whose listing the worker's
+// download reuses.
 func TestACreationListsTheRefsOnce(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("render workers run on Linux only")

@@ -50,19 +50,18 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 		return source.Fetch(ctx, o)
 	}
 	// The refs are listed here: a poll of an unchanged ref starts no
-	// worker, and a worker fetches the commit listed, without listing.
-	// Nothing fetched yet (a creation) has nothing to compare with: the
-	// worker lists and fetches, one listing in all.
-	if o.LastRevision != "" {
-		polled, unchanged, err := source.Poll(ctx, o)
-		if err != nil || unchanged {
-			if unchanged {
-				r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
-			}
-			return polled, err
+	// worker, and a worker fetches the commit listed, without listing
+	// (the listing is carried to it, one listing in all). A creation lists
+	// here too: the listing then waits for no worker, which a namespace
+	// has one of at a time.
+	polled, unchanged, err := source.Poll(ctx, o)
+	if err != nil || unchanged {
+		if unchanged {
+			r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
 		}
-		o.Target = polled.Target
+		return polled, err
 	}
+	o.Target = polled.Target
 	gr := run.gr
 	var data map[string][]byte
 	name := ""
