@@ -93,6 +93,9 @@ type gitRun struct {
 	result ctrl.Result
 	// stalled: the outcome is stalled (finish); summarize keeps Stalled.
 	stalled bool
+	// rebased: a status write was put onto a newer version of the object,
+	// which holds a change this run did not see (rebaseStatus).
+	rebased bool
 }
 
 // step is one stage of a GitRepository reconcile. A step that fails says
@@ -127,7 +130,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	start := time.Now()
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
 	observeRepository(run.gr, time.Since(start))
-	if seenOf(run.gr) == asked {
+	if !run.rebased && seenOf(run.gr) == asked {
 		r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
 	} else {
 		r.next.forget(req.NamespacedName) // changed under it: the change's event runs
@@ -385,5 +388,6 @@ func (r *GitRepositoryReconciler) rebaseStatus(ctx context.Context, run *gitRun)
 		return err
 	}
 	run.gr.ResourceVersion = live.ResourceVersion
+	run.rebased = true
 	return nil
 }

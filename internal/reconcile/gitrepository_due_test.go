@@ -10,6 +10,7 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
 // TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll: a reconcile
@@ -61,13 +63,24 @@ func TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll(t *testing.T) {
 }
 
 // TestAChangeMadeDuringAReconcileIsNotTakenAsHandled: a reconcile request
-// (a push's webhook) lands while a reconcile runs, and that reconcile's
-// status write is put onto the version that carries it (a rebase after
-// the conflict): the request the change queued still runs, and applies
-// the pushed commit, instead of waiting for the next poll.
+// (a push's webhook) lands while a reconcile runs, before any one of its
+// status writes, which is then put onto the version that carries it (a
+// rebase after the conflict): the request the change queued still runs,
+// and applies the pushed commit, instead of waiting for the next poll.
 func TestAChangeMadeDuringAReconcileIsNotTakenAsHandled(t *testing.T) {
-	ns := newNamespace(t)
 	forge := startGitea(t)
+	for n := 1; ; n++ {
+		if !changeBeforeStatusWrite(t, forge, n) {
+			require.Greater(t, n, 2, "calibration: a reconcile that posts statuses writes its status more than once")
+			return
+		}
+	}
+}
+
+// changeBeforeStatusWrite runs the case before the n-th status write of
+// the reconcile; false when it made fewer writes.
+func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
+	ns := newNamespace(t)
 	r := newForgeRepo(t, forge, ns)
 	files := func(v string) map[string]string {
 		return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
@@ -80,7 +93,7 @@ func TestAChangeMadeDuringAReconcileIsNotTakenAsHandled(t *testing.T) {
 	})
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r.get())}
 	var b string
-	c := &conflictOnce{Client: env.Client, before: func() {
+	c := &conflictAt{Client: env.Client, n: n, before: func() {
 		b = r.push(files("b"))
 		gr := r.get()
 		patch := client.MergeFrom(gr.DeepCopy())
@@ -90,9 +103,37 @@ func TestAChangeMadeDuringAReconcileIsNotTakenAsHandled(t *testing.T) {
 	rec := directReconciler(t, c)
 	_, err := rec.Reconcile(t.Context(), req)
 	require.NoError(t, err)
-	require.Equal(t, a, r.get().Status.LastAppliedRevision, "the first reconcile applied what it fetched")
+	if b == "" {
+		return false
+	}
+	require.Equal(t, a, r.get().Status.LastAppliedRevision, "status write %d: the first reconcile applied what it fetched", n)
 
 	_, err = rec.Reconcile(t.Context(), req) // the request the annotation queued
 	require.NoError(t, err)
-	assert.Equal(t, b, r.get().Status.LastAppliedRevision, "the pushed commit is applied, not left for the next poll")
+	assert.Equal(t, b, r.get().Status.LastAppliedRevision, "status write %d: the pushed commit is applied, not left for the next poll", n)
+	return true
+}
+
+// conflictAt runs before ahead of the n-th status write, which then meets
+// a newer resourceVersion (before changes the object).
+type conflictAt struct {
+	client.Client
+	n, writes int
+	before    func()
+}
+
+func (c *conflictAt) Status() client.SubResourceWriter {
+	return &conflictAtWriter{SubResourceWriter: c.Client.Status(), c: c}
+}
+
+type conflictAtWriter struct {
+	client.SubResourceWriter
+	c *conflictAt
+}
+
+func (w *conflictAtWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if w.c.writes++; w.c.writes == w.c.n {
+		w.c.before()
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,17 +52,20 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 	}
 	// The refs are listed here: a poll of an unchanged ref starts no
 	// worker, and a worker fetches the commit listed, without listing
-	// (the listing is carried to it, one listing in all). A creation lists
-	// here too: the listing then waits for no worker, which a namespace
-	// has one of at a time.
-	polled, unchanged, err := source.Poll(ctx, o)
-	if err != nil || unchanged {
-		if unchanged {
-			r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
+	// (the listing is carried to it, one listing in all). A creation over
+	// HTTP(S), whose listing the controller bounds, lists here too: the
+	// listing then waits for no worker, which a namespace has one of at a
+	// time; any other creation lists in its worker.
+	if o.LastRevision != "" || httpURL(o.URL) {
+		polled, unchanged, err := source.Poll(ctx, o)
+		if err != nil || unchanged {
+			if unchanged {
+				r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
+			}
+			return polled, err
 		}
-		return polled, err
+		o.Target = polled.Target
 	}
-	o.Target = polled.Target
 	gr := run.gr
 	var data map[string][]byte
 	name := ""
@@ -85,6 +89,12 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 		r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
 	}
 	return res, err
+}
+
+// httpURL reports whether a repository URL is HTTP(S).
+func httpURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http")
 }
 
 // knownBuildFailure is the recorded failure of this very build (revision,

@@ -19,7 +19,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
+	"time"
 
 	"bggitops.dev/bg-gitops/internal/render"
 )
@@ -59,10 +59,13 @@ func Main() int {
 	}
 	in := &limitedReader{r: os.Stdin}
 	dec, out := json.NewDecoder(in), json.NewEncoder(os.Stdout)
+	var idle idleGiveBack
 	for first := true; ; first = false {
 		in.left = maxRequest
 		var req request
-		if err := dec.Decode(&req); err != nil {
+		err := dec.Decode(&req)
+		idle.before()
+		if err != nil {
 			if errors.Is(err, io.EOF) && !first {
 				return 0 // the pool is done with it
 			}
@@ -77,6 +80,7 @@ func Main() int {
 		if code := serve(req, out); code != 0 {
 			return code
 		}
+		idle.after()
 	}
 }
 
@@ -132,41 +136,33 @@ func serve(req request, out *json.Encoder) int {
 	if err := out.Encode(frame{Answer: &resp}); err != nil {
 		return exitProtocol // its stdout is gone: the parent reads no answer
 	}
-	giveBack()
 	return 0
 }
 
-// keptHeap is how much heap a worker that answered may keep while it
-// waits before it gives it back at once: a small request's worker holds
-// little anyway, and the runtime's scavenger returns the rest in the
-// background; a forced collection after each request would cost a fresh
-// process some 15 ms, a third of a small build.
-const keptHeap = 32 << 20
+// giveBackAfter is how long a worker that answered waits for its next
+// request before it gives its heap back to the OS: a worker kept busy by
+// its namespace's changes does not pay for it (two forced collections
+// cost a new process some 15 ms each, a third of a small build), and an
+// idle one holds little a second later.
+const giveBackAfter = time.Second
 
-// heapMetrics are the heap's classes of memory the process holds.
-var heapMetrics = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/memory/classes/heap/unused:bytes"},
-	{Name: "/memory/classes/heap/free:bytes"},
+// idleGiveBack gives the heap back once the worker waited giveBackAfter
+// for its next request (after, when an answer was written; before, when
+// one came): the second collection frees what the first moved to
+// sync.Pools' victim caches (the encoder's buffer).
+type idleGiveBack struct{ timer *time.Timer }
+
+func (g *idleGiveBack) after() {
+	g.timer = time.AfterFunc(giveBackAfter, func() {
+		debug.FreeOSMemory()
+		debug.FreeOSMemory()
+	})
 }
 
-// giveBack returns the heap a request took to the OS when it is more
-// than keptHeap, so that an idle worker holds little: the second
-// collection frees what the first moved to sync.Pools' victim caches (the
-// encoder's buffer).
-func giveBack() {
-	metrics.Read(heapMetrics)
-	var held uint64
-	for _, s := range heapMetrics {
-		if s.Value.Kind() == metrics.KindUint64 {
-			held += s.Value.Uint64()
-		}
+func (g *idleGiveBack) before() {
+	if g.timer != nil {
+		g.timer.Stop()
 	}
-	if held <= keptHeap {
-		return
-	}
-	debug.FreeOSMemory()
-	debug.FreeOSMemory()
 }
 
 // limitedReader bounds the bytes of one request (left is reset for each).
