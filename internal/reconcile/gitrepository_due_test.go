@@ -10,7 +10,6 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -82,11 +81,7 @@ func TestAChangeMadeDuringAReconcileIsNotTakenAsHandled(t *testing.T) {
 func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
 	ns := newNamespace(t)
 	r := newForgeRepo(t, forge, ns)
-	files := func(v string) map[string]string {
-		return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
-			"settings.yaml": fmt.Sprintf(configMap, "settings", v)}
-	}
-	a := r.push(files("a"))
+	a := r.push(settingsFiles("a"))
 	r.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
 		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
 			Repository: forge.Repository(r.name), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
@@ -94,7 +89,7 @@ func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r.get())}
 	var b string
 	c := &conflictAt{Client: env.Client, n: n, before: func() {
-		b = r.push(files("b"))
+		b = r.push(settingsFiles("b"))
 		gr := r.get()
 		patch := client.MergeFrom(gr.DeepCopy())
 		gr.Annotations = map[string]string{v1alpha1.ReconcileRequestedAtAnnotation: "now"}
@@ -112,28 +107,4 @@ func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
 	require.NoError(t, err)
 	assert.Equal(t, b, r.get().Status.LastAppliedRevision, "status write %d: the pushed commit is applied, not left for the next poll", n)
 	return true
-}
-
-// conflictAt runs before ahead of the n-th status write, which then meets
-// a newer resourceVersion (before changes the object).
-type conflictAt struct {
-	client.Client
-	n, writes int
-	before    func()
-}
-
-func (c *conflictAt) Status() client.SubResourceWriter {
-	return &conflictAtWriter{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type conflictAtWriter struct {
-	client.SubResourceWriter
-	c *conflictAt
-}
-
-func (w *conflictAtWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if w.c.writes++; w.c.writes == w.c.n {
-		w.c.before()
-	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }

@@ -88,29 +88,34 @@ func TestStaleCacheReadPostsNoCommitStatusAgain(t *testing.T) {
 	assert.Equal(t, []string{"pending", "success"}, statesOf(forgeStatuses(t, forge, r.name, rev, sync)))
 }
 
-// conflictOnce runs before ahead of the first status write, which then
-// meets a newer resourceVersion (before changes the object).
-type conflictOnce struct {
+// conflictAt runs before ahead of the n-th status write, which then meets
+// a newer resourceVersion (before changes the object).
+type conflictAt struct {
 	client.Client
-	before func()
-	done   bool
+	n, writes int
+	before    func()
 }
 
-func (c *conflictOnce) Status() client.SubResourceWriter {
-	return &conflictWriter{SubResourceWriter: c.Client.Status(), c: c}
+func (c *conflictAt) Status() client.SubResourceWriter {
+	return &conflictAtWriter{SubResourceWriter: c.Client.Status(), c: c}
 }
 
-type conflictWriter struct {
+type conflictAtWriter struct {
 	client.SubResourceWriter
-	c *conflictOnce
+	c *conflictAt
 }
 
-func (w *conflictWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if !w.c.done {
-		w.c.done = true
+func (w *conflictAtWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if w.c.writes++; w.c.writes == w.c.n {
 		w.c.before()
 	}
 	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// settingsFiles is a kustomization of one ConfigMap whose value is v.
+func settingsFiles(v string) map[string]string {
+	return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
+		"settings.yaml": fmt.Sprintf(configMap, "settings", v)}
 }
 
 // TestStatusWriteAfterAPostSurvivesAConflict is what make chaos (seed
@@ -124,11 +129,7 @@ func TestStatusWriteAfterAPostSurvivesAConflict(t *testing.T) {
 	ns := newNamespace(t)
 	forge := startGitea(t)
 	r := newForgeRepo(t, forge, ns)
-	files := func(v string) map[string]string {
-		return map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "settings.yaml"),
-			"settings.yaml": fmt.Sprintf(configMap, "settings", v)}
-	}
-	a := r.push(files("a"))
+	a := r.push(settingsFiles("a"))
 	r.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
 		gr.Spec.CommitStatus = &v1alpha1.CommitStatusSpec{Provider: "gitea", Address: forge.URL,
 			Repository: forge.Repository(r.name), SecretRef: v1alpha1.LocalObjectReference{Name: "forge-token"}}
@@ -136,8 +137,8 @@ func TestStatusWriteAfterAPostSurvivesAConflict(t *testing.T) {
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(r.get())}
 	sync := status.SyncContext(ns, "flink")
 	var b string
-	c := &conflictOnce{Client: env.Client, before: func() {
-		b = r.push(files("b"))
+	c := &conflictAt{Client: env.Client, n: 1, before: func() {
+		b = r.push(settingsFiles("b"))
 		gr := r.get()
 		patch := client.MergeFrom(gr.DeepCopy())
 		gr.Annotations = map[string]string{"bggitops.dev/reconcile-requested-at": "now"}
