@@ -126,11 +126,11 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	defer release()
 	run := &gitRun{gr: gr, base: gr.DeepCopy()}
-	asked := seenOf(gr)
+	asked := askedOf(gr)
 	start := time.Now()
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
 	observeRepository(run.gr, time.Since(start))
-	if !run.rebased && seenOf(run.gr) == asked {
+	if !run.rebased && asked.same(run.gr) {
 		r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
 	} else {
 		r.next.forget(req.NamespacedName) // changed under it: the change's event runs

@@ -12,8 +12,6 @@ package reconcile
 
 import (
 	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -78,22 +76,22 @@ func (n *nextRuns) note(id types.NamespacedName, resourceVersion string, res ctr
 	n.due[id] = nextRun{resourceVersion: resourceVersion, at: now.Add(res.RequeueAfter)}
 }
 
-// seen is what of a GitRepository asks for a reconcile (its spec, by
-// generation, and its annotations): a status write's answer that carries
-// a change the reconcile did not see (a rebased status, a patch without
-// optimistic lock) must not be noted as handled.
-type seen struct {
+// asked is what of a GitRepository asks for a reconcile: its spec (by
+// generation) and its annotations. A status write's answer that carries a
+// change the reconcile did not see (a patch without optimistic lock) must
+// not be noted as handled.
+type asked struct {
 	generation  int64
-	annotations string
+	annotations map[string]string
 }
 
-func seenOf(gr *v1alpha1.GitRepository) seen {
-	keys := slices.Sorted(maps.Keys(gr.Annotations))
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k + "\x00" + gr.Annotations[k] + "\x00")
-	}
-	return seen{generation: gr.Generation, annotations: b.String()}
+func askedOf(gr *v1alpha1.GitRepository) asked {
+	return asked{generation: gr.Generation, annotations: maps.Clone(gr.Annotations)}
+}
+
+// same reports whether gr asks for what a was.
+func (a asked) same(gr *v1alpha1.GitRepository) bool {
+	return a.generation == gr.Generation && maps.Equal(a.annotations, gr.Annotations)
 }
 
 // forget drops what is known of an object.

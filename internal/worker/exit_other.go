@@ -26,6 +26,8 @@ func hasChildren(int) bool { return false }
 
 func groupHasOthers(int) bool { return false }
 
+func groupOthers(int) []string { return nil }
+
 func ownPeak() int64 { return 0 }
 
 func exitOf(cmd *exec.Cmd, runErr error, stderr string, _ request, _ int64) error {

@@ -56,17 +56,30 @@ type proc struct {
 // fits reports whether the process can serve req: its file size limit,
 // which a process can only lower, is not below what req asks for.
 func (pr *proc) fits(req request) bool {
-	if req.MaxFileSize < 0 {
-		return pr.fileSize < 0
+	want := fileSizeOf(req.MaxFileSize)
+	switch {
+	case pr.fileSize < 0:
+		return true
+	case want < 0:
+		return false
 	}
-	return pr.fileSize < 0 || max(req.MaxFileSize, fileSize) <= pr.fileSize
+	return want <= pr.fileSize
 }
 
 // limitFiles notes the file size limit a request it served set.
 func (pr *proc) limitFiles(limit int64) {
-	if limit >= 0 {
-		pr.fileSize = max(limit, fileSize)
+	if size := fileSizeOf(limit); size >= 0 {
+		pr.fileSize = size
 	}
+}
+
+// fileSizeOf is the file size limit a request's limit sets in the worker
+// (fileSizeLimit): -1, none, for a negative one, else at least fileSize.
+func fileSizeOf(limit int64) int64 {
+	if limit < 0 {
+		return -1
+	}
+	return max(limit, fileSize)
 }
 
 // kind is what a worker is started for: a fetch, or a build, which warms

@@ -42,11 +42,11 @@ func rlimit(req request) error {
 // negative): only ever lowered, as a fetch worker that serves a build
 // does.
 func fileSizeLimit(limit int64) error {
-	if limit < 0 {
+	size := fileSizeOf(limit)
+	if size < 0 {
 		return nil
 	}
-	size := uint64(max(limit, fileSize))
-	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: size, Max: size}); err != nil {
+	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: uint64(size), Max: uint64(size)}); err != nil {
 		return fmt.Errorf("RLIMIT_FSIZE: %w", err)
 	}
 	return nil
