@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -94,8 +95,16 @@ type Applier struct {
 	admin  client.Client
 
 	mu      sync.Mutex
-	clients map[string]client.Client
+	clients map[string]identity
 	memo    *syncMemo
+	watches *watches
+}
+
+// identity is a user's clients: the one that applies and the metadata
+// client of its watches.
+type identity struct {
+	c  client.Client
+	md metadata.Interface
 }
 
 // NewApplier returns an Applier that talks to the cluster of cfg, as cfg's
@@ -110,12 +119,26 @@ func NewApplier(cfg *rest.Config, scheme *runtime.Scheme) (*Applier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rest mapper: %w", err)
 	}
-	a := &Applier{cfg: cfg, scheme: scheme, mapper: mapper, clients: map[string]client.Client{}, memo: newSyncMemo()}
-	a.admin, err = a.newClient(cfg, hc)
+	a := &Applier{cfg: cfg, scheme: scheme, mapper: mapper, clients: map[string]identity{}, memo: newSyncMemo(), watches: newWatches()}
+	admin, err := a.newIdentity(cfg, hc)
 	if err != nil {
 		return nil, err
 	}
+	a.admin = admin.c
+	a.clients[""] = admin
 	return a, nil
+}
+
+func (a *Applier) newIdentity(cfg *rest.Config, hc *http.Client) (identity, error) {
+	c, err := a.newClient(cfg, hc)
+	if err != nil {
+		return identity{}, err
+	}
+	md, err := metadata.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return identity{}, fmt.Errorf("metadata client: %w", err)
+	}
+	return identity{c: c, md: md}, nil
 }
 
 func (a *Applier) newClient(cfg *rest.Config, hc *http.Client) (client.Client, error) {
@@ -131,36 +154,39 @@ func (a *Applier) newClient(cfg *rest.Config, hc *http.Client) (client.Client, e
 // Clients are created once per ServiceAccount; they read the API server
 // directly (no cache).
 func (a *Applier) ClientFor(namespace, serviceAccount string) (client.Client, error) {
-	return a.clientFor(Options{Namespace: namespace, ServiceAccountName: serviceAccount})
+	_, id, err := a.identityFor(Options{Namespace: namespace, ServiceAccountName: serviceAccount})
+	return id.c, err
 }
 
-// clientFor returns the client that acts for o: the Applier's own user, or
-// the impersonated ServiceAccount.
-func (a *Applier) clientFor(o Options) (client.Client, error) {
+// identityFor returns the user that acts for o ("" for the Applier's
+// own) and its clients.
+func (a *Applier) identityFor(o Options) (string, identity, error) {
 	if o.ServiceAccountName == "" {
-		return a.admin, nil
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return "", a.clients[""], nil
 	}
 	if o.Namespace == "" {
-		return nil, fmt.Errorf("service account %s: namespace not set", o.ServiceAccountName)
+		return "", identity{}, fmt.Errorf("service account %s: namespace not set", o.ServiceAccountName)
 	}
 	user := "system:serviceaccount:" + o.Namespace + ":" + o.ServiceAccountName
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if c, ok := a.clients[user]; ok {
-		return c, nil
+	if id, ok := a.clients[user]; ok {
+		return user, id, nil
 	}
 	cfg := rest.CopyConfig(a.cfg)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("impersonate %s: %w", user, err)
+		return "", identity{}, fmt.Errorf("impersonate %s: %w", user, err)
 	}
-	c, err := a.newClient(cfg, hc)
+	id, err := a.newIdentity(cfg, hc)
 	if err != nil {
-		return nil, fmt.Errorf("impersonate %s: %w", user, err)
+		return "", identity{}, fmt.Errorf("impersonate %s: %w", user, err)
 	}
-	a.clients[user] = c
-	return c, nil
+	a.clients[user] = id
+	return user, id, nil
 }
 
 // Apply dry-runs, applies and prunes objects as described in the package
@@ -170,7 +196,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if o.Prune && o.Source == "" {
 		return res, fmt.Errorf("prune needs a source")
 	}
-	c, err := a.clientFor(o)
+	user, id, err := a.identityFor(o)
 	if err != nil {
 		return res, err
 	}
@@ -178,7 +204,7 @@ func (a *Applier) Apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	if err != nil {
 		return res, err
 	}
-	r := &run{c: c, memo: a.memo, check: o.Check, source: o.Source, owned: inventoryIDs(o.Inventory), refused: map[string][]error{}}
+	r := &run{c: id.c, memo: a.memo, user: user, look: a.lookFor(user, id.md), check: o.Check, source: o.Source, owned: inventoryIDs(o.Inventory), refused: map[string][]error{}}
 	err = r.applyStaged(ctx, set)
 	var partial *PartialError
 	if err != nil && !errors.As(err, &partial) {

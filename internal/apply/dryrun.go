@@ -32,34 +32,45 @@ type plan struct {
 	action string
 }
 
-// dryRunAll dry-runs every object of set and compares the result with the live
-// object. It returns a plan per accepted object and an ObjectError per
-// rejected one; nothing is written.
-func dryRunAll(ctx context.Context, c client.Client, set []*item, memo *syncMemo) ([]*plan, []error) {
-	dries := make([]*unstructured.Unstructured, len(set))
-	errs := make([]error, len(set))
-	parallel(len(set), func(i int) {
-		dries[i], errs[i] = dryRun(ctx, c, set[i])
-	})
+// dryRunAll dry-runs every object of set and compares the result with the
+// live object. It returns a plan per accepted object and an ObjectError per
+// rejected one; nothing is written. An object its watch shows untouched
+// since it was last found in sync is planned unchanged with no request.
+func (r *run) dryRunAll(ctx context.Context, set []*item) ([]*plan, []error) {
 	plans := make([]*plan, len(set))
+	errs := make([]error, len(set))
+	dries := make([]*unstructured.Unstructured, len(set))
+	var ask []int
+	for i, it := range set {
+		if r.watchedUntouched(it) {
+			plans[i] = &plan{item: it, action: ActionUnchanged}
+			continue
+		}
+		ask = append(ask, i)
+	}
+	parallel(len(ask), func(n int) {
+		i := ask[n]
+		dries[i], errs[i] = dryRun(ctx, r.c, set[i])
+	})
 	var unknown []*item
 	var at []int
-	for i, it := range set {
+	for _, i := range ask {
+		it := set[i]
 		switch {
 		case errs[i] != nil:
 		case absent(dries[i]):
 			plans[i] = &plan{item: it, dry: dries[i], action: ActionCreated}
-		case memo.inSync(it, dries[i]):
+		case r.memo.inSync(r.user, it, dries[i]):
 			plans[i] = &plan{item: it, live: dries[i], dry: dries[i], action: ActionUnchanged}
 		default:
 			unknown, at = append(unknown, it), append(at, i)
 		}
 	}
-	lv := readLive(ctx, c, unknown)
+	lv := readLive(ctx, r.c, unknown)
 	for n, i := range at {
-		plans[i], errs[i] = compare(ctx, c, set[i], dries[i], lv[n])
+		plans[i], errs[i] = compare(ctx, r.c, set[i], dries[i], lv[n])
 		if errs[i] == nil && plans[i].action == ActionUnchanged {
-			memo.record(set[i], plans[i].live.GetResourceVersion())
+			r.memo.record(r.user, set[i], plans[i].live)
 		}
 	}
 	var ok []*plan

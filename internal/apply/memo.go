@@ -4,8 +4,9 @@ Copyright 2026 The bg-gitops Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// memo.go: syncMemo, the desired state and resourceVersion last found in
-// sync per object, which lets an idle Apply skip the live read.
+// memo.go: syncMemo, the desired state and the object's metadata last found
+// in sync, per identity and object, which lets an idle Apply skip the live
+// read, and with a watch of the object the dry-run too.
 
 package apply
 
@@ -15,49 +16,115 @@ import (
 	"encoding/json"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// syncMemo remembers, per object, the desired state last found in sync and
-// the resourceVersion the object had then. The dry-run of an unchanged
+// syncMemo remembers, per identity and object, the desired state last
+// found in sync and the object as it was then. The dry-run of an unchanged
 // object returns the stored resourceVersion, so when both still match,
 // nothing (neither Git nor anyone else) changed the object since: no drift,
 // and the object need not be read. This takes the live read, a paged LIST
-// of a whole namespace per kind, off every no-op poll.
+// of a whole namespace per kind, off every no-op poll. A watch of the
+// object that shows it as it was (untouched) takes the dry-run off too.
+//
+// Entries are per identity: a dry-run is also the identity's permission
+// to write the object, which another identity's entry does not prove.
 type syncMemo struct {
 	mu sync.Mutex
-	m  map[string]memoEntry
+	m  map[memoKey]memoEntry
 }
 
-type memoEntry struct{ hash, resourceVersion string }
+type memoKey struct{ user, id string }
 
-func newSyncMemo() *syncMemo { return &syncMemo{m: map[string]memoEntry{}} }
+type memoEntry struct {
+	hash, resourceVersion string
+	uid                   types.UID
+	generation            int64
+	meta                  string
+}
+
+func newSyncMemo() *syncMemo { return &syncMemo{m: map[memoKey]memoEntry{}} }
+
+func (s *syncMemo) entry(user string, it *item) (memoEntry, bool) {
+	if s == nil {
+		return memoEntry{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.m[memoKey{user, it.id}]
+	return e, ok && e.hash == desiredHash(it.obj)
+}
 
 // inSync reports whether desired, whose dry-run returned dry, is known to
 // be applied and untouched.
-func (s *syncMemo) inSync(it *item, dry *unstructured.Unstructured) bool {
-	if s == nil || dry.GetResourceVersion() == "" {
-		return false
-	}
-	s.mu.Lock()
-	e, ok := s.m[it.id]
-	s.mu.Unlock()
-	return ok && e.resourceVersion == dry.GetResourceVersion() && e.hash == desiredHash(it.obj)
+func (s *syncMemo) inSync(user string, it *item, dry *unstructured.Unstructured) bool {
+	e, ok := s.entry(user, it)
+	return ok && dry.GetResourceVersion() != "" && e.resourceVersion == dry.GetResourceVersion()
 }
 
-// record notes that it is in sync at resourceVersion rv.
-func (s *syncMemo) record(it *item, rv string) {
-	if s == nil || rv == "" {
+// untouched reports whether desired is known to be applied, and pm, the
+// object as its watch shows it, is as it was then. An object that keeps
+// a generation (its kind counts changes of everything but metadata and
+// status) is untouched when its generation and the metadata an apply
+// sets or a deletion changes are; any other object when its
+// resourceVersion is.
+func (s *syncMemo) untouched(user string, it *item, pm *metav1.PartialObjectMetadata) bool {
+	e, ok := s.entry(user, it)
+	switch {
+	case !ok || pm == nil || pm.UID != e.uid:
+		return false
+	case e.generation > 0:
+		return pm.Generation == e.generation && metaHash(pm) == e.meta
+	default:
+		return pm.ResourceVersion == e.resourceVersion
+	}
+}
+
+// record notes that it is in sync for user as obj, the object as stored.
+func (s *syncMemo) record(user string, it *item, obj *unstructured.Unstructured) {
+	if s == nil || obj.GetResourceVersion() == "" {
 		return
 	}
-	h := desiredHash(it.obj)
+	e := memoEntry{hash: desiredHash(it.obj), resourceVersion: obj.GetResourceVersion(), uid: obj.GetUID(), generation: obj.GetGeneration(),
+		meta: metaHash(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), OwnerReferences: obj.GetOwnerReferences(),
+			Finalizers: obj.GetFinalizers(), DeletionTimestamp: obj.GetDeletionTimestamp()}})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[it.id] = memoEntry{hash: h, resourceVersion: rv}
+	s.m[memoKey{user, it.id}] = e
 }
 
 func desiredHash(obj *unstructured.Unstructured) string {
-	data, err := json.Marshal(obj.Object)
+	return hashOf(obj.Object)
+}
+
+// metaHash is the hash of the metadata of pm that neither a generation
+// nor a resourceVersion alone tells changed: labels, annotations, owners,
+// finalizers and a deletion.
+func metaHash(pm *metav1.PartialObjectMetadata) string {
+	var owners []metav1.OwnerReference
+	var finalizers []string
+	if len(pm.OwnerReferences) > 0 {
+		owners = pm.OwnerReferences
+	}
+	if len(pm.Finalizers) > 0 {
+		finalizers = pm.Finalizers
+	}
+	return hashOf([]any{orNil(pm.Labels), orNil(pm.Annotations), owners, finalizers, pm.DeletionTimestamp != nil})
+}
+
+// orNil is m, or nil when m is empty: an empty map and none are alike.
+func orNil(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func hashOf(v any) string {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return ""
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/utils"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -31,8 +32,12 @@ const establishTimeout = time.Minute
 
 // run is the state of one Apply.
 type run struct {
-	c     client.Client
-	memo  *syncMemo
+	c    client.Client
+	memo *syncMemo
+	// user is the identity of c ("" for the Applier's own); look finds an
+	// object in its watch as that identity (see watchedUntouched).
+	user string
+	look func(*item) (*metav1.PartialObjectMetadata, bool)
 	check func(context.Context, client.Client, *unstructured.Unstructured) error
 	// source is this Apply's source annotation; owned the IDs of its
 	// inventory. Existing objects of neither are not taken over.
@@ -57,9 +62,9 @@ type run struct {
 func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	r.groupOf = groupsOf(set)
 	defs, rest := splitStages(set)
-	p1, errs := dryRunAll(ctx, r.c, defs, r.memo)
+	p1, errs := r.dryRunAll(ctx, defs)
 	now, later := deferred(rest, p1)
-	p2, errs2 := dryRunAll(ctx, r.c, now, r.memo)
+	p2, errs2 := r.dryRunAll(ctx, now)
 	if err := r.verdict(ctx, append(errs, errs2...), p1, p2); err != nil {
 		return fmt.Errorf("dry-run, nothing applied: %w", err)
 	}
@@ -69,7 +74,7 @@ func (r *run) applyStaged(ctx context.Context, set []*item) error {
 	if err := r.waitEstablished(ctx, p1); err != nil {
 		return err
 	}
-	p3, errs3 := dryRunAll(ctx, r.c, keepItems(later, r.refused), r.memo)
+	p3, errs3 := r.dryRunAll(ctx, keepItems(later, r.refused))
 	if err := r.verdict(ctx, errs3, p3); err != nil {
 		return fmt.Errorf("dry-run after namespaces and CRDs were applied, nothing else applied: %w", err)
 	}
@@ -223,7 +228,7 @@ func (r *run) write(ctx context.Context, plans []*plan) error {
 				return fmt.Errorf("apply: %w", &ObjectError{ID: p.id, Err: apiError(p.obj, err)})
 			}
 			r.written = append(r.written, ref(p.obj))
-			r.memo.record(p.item, obj.GetResourceVersion())
+			r.memo.record(r.user, p.item, obj)
 		}
 		r.changes = append(r.changes, Change{ID: p.id, Action: p.action})
 	}

@@ -155,18 +155,27 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := checkExternalURL(o.ReceiverExternalURL); err != nil {
 		return err
 	}
+	made := ""
 	if o.CacheDir == "" {
 		dir, err := os.MkdirTemp("", "bg-gitops-cache-")
 		if err != nil {
 			return err
 		}
-		o.CacheDir = dir
+		o.CacheDir, made = dir, dir
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: forgeTimeout}
 	}
 	applier, err := apply.NewApplier(mgr.GetConfig(), mgr.GetScheme())
 	if err != nil {
+		return err
+	}
+	if err := mgr.Add(stopping(func() {
+		applier.Close()
+		if made != "" {
+			_ = os.RemoveAll(made)
+		}
+	})); err != nil {
 		return err
 	}
 	// One record of Secret values for the controller: what one reconciler
@@ -254,6 +263,18 @@ func (w warmWorkers) Start(ctx context.Context) error {
 	w.pool.Close()
 	return nil
 }
+
+// stopping runs its function when the manager stops, leader or not: it
+// ends the Applier's watches and removes the cache directory Setup made.
+type stopping func()
+
+func (f stopping) Start(ctx context.Context) error {
+	<-ctx.Done()
+	f()
+	return nil
+}
+
+func (stopping) NeedLeaderElection() bool { return false }
 
 func setupFlinkBlueGreen(mgr ctrl.Manager, o Options, applier *apply.Applier, reporter *CommitStatusReporter) error {
 	slots := o.namespaceSlots()

@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// watch.go: watches, the metadata of applied objects kept by metadata-only
+// informers (one per identity, namespace and resource), which lets an idle
+// Apply find an object untouched without asking the API server.
+
+package apply
+
+import (
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa/utils"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Lifetimes of a watch. A watch that ends with an error is thrown away,
+// never trusted again: its cache may have missed a change. The next
+// lookup starts a new one, which lists afresh, at most once per
+// restartAfter, or per refusedFor when the API server refused the
+// identity the list (no list or watch permission, a resource gone). A
+// watch not looked up for unusedFor stops.
+const (
+	restartAfter = 10 * time.Second
+	refusedFor   = 10 * time.Minute
+	unusedFor    = 2 * time.Hour
+)
+
+// watches keeps the metadata-only informers of an Applier.
+type watches struct {
+	mu    sync.Mutex
+	m     map[watchKey]*watched
+	swept time.Time
+}
+
+// watchKey is what one informer watches: the objects of one resource in
+// one namespace ("" for cluster-scoped ones), as one identity ("" for the
+// Applier's own user): an identity sees through its watch only what it
+// may list.
+type watchKey struct {
+	user, namespace string
+	gvr             schema.GroupVersionResource
+}
+
+type watched struct {
+	inf  cache.SharedIndexInformer
+	stop chan struct{}
+	// ended is set when the watch ended with an error; until notBefore no
+	// new one starts for the key.
+	ended     bool
+	notBefore time.Time
+	used      time.Time
+}
+
+func newWatches() *watches { return &watches{m: map[watchKey]*watched{}} }
+
+// lookup returns the metadata of the object namespace/name of key's
+// resource as key's watch last saw it. known is false while the watch is
+// not usable: being started or listing, or ended by an error. The watch is
+// started on first use with mc, the metadata client of key's identity.
+func (w *watches) lookup(mc metadata.Interface, key watchKey, name string) (pm *metav1.PartialObjectMetadata, known bool) {
+	if w == nil || mc == nil {
+		return nil, false
+	}
+	now := time.Now()
+	w.mu.Lock()
+	w.sweep(now)
+	e := w.m[key]
+	switch {
+	case e == nil || e.ended && !now.Before(e.notBefore):
+		e = w.start(mc, key, now)
+	case e.ended:
+		w.mu.Unlock()
+		return nil, false
+	}
+	e.used = now
+	w.mu.Unlock()
+	if !e.inf.HasSynced() {
+		return nil, false
+	}
+	id := name
+	if key.namespace != "" {
+		id = key.namespace + "/" + name
+	}
+	obj, exists, err := e.inf.GetStore().GetByKey(id)
+	if err != nil {
+		return nil, false
+	}
+	w.mu.Lock()
+	ended := e.ended
+	w.mu.Unlock()
+	if ended {
+		return nil, false
+	}
+	if !exists {
+		return nil, true
+	}
+	pm, ok := obj.(*metav1.PartialObjectMetadata)
+	return pm, ok
+}
+
+// start starts key's informer; w.mu is held.
+func (w *watches) start(mc metadata.Interface, key watchKey, now time.Time) *watched {
+	inf := metadatainformer.NewFilteredMetadataInformer(mc, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer()
+	e := &watched{inf: inf, stop: make(chan struct{}), used: now}
+	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { w.end(key, e, err) })
+	w.m[key] = e
+	go inf.Run(e.stop)
+	return e
+}
+
+// end stops the watch e of key after an error: its cache is not trusted
+// again.
+func (w *watches) end(key watchKey, e *watched, err error) {
+	wait := restartAfter
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+		wait = refusedFor
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e.ended {
+		return
+	}
+	e.ended, e.notBefore = true, time.Now().Add(wait)
+	close(e.stop)
+}
+
+// sweep stops the watches not looked up for unusedFor, at most once a
+// minute; w.mu is held.
+func (w *watches) sweep(now time.Time) {
+	if now.Sub(w.swept) < time.Minute {
+		return
+	}
+	w.swept = now
+	for key, e := range w.m {
+		if now.Sub(e.used) < unusedFor {
+			continue
+		}
+		if !e.ended {
+			e.ended = true
+			close(e.stop)
+		}
+		delete(w.m, key)
+	}
+}
+
+// close stops every watch.
+func (w *watches) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, e := range w.m {
+		if !e.ended {
+			e.ended = true
+			close(e.stop)
+		}
+		delete(w.m, key)
+	}
+}
+
+// watchedUntouched reports whether it, known in sync for r's identity, is
+// untouched since as its watch shows it. A CRD is always dry-run: the
+// Apply reads whether it is established from the result.
+func (r *run) watchedUntouched(it *item) bool {
+	if r.look == nil || utils.IsCRD(it.obj) {
+		return false
+	}
+	if _, ok := r.memo.entry(r.user, it); !ok {
+		return false
+	}
+	pm, known := r.look(it)
+	return known && r.memo.untouched(r.user, it, pm)
+}
+
+// lookFor finds an object in the watch of its namespace and resource as
+// user, whose metadata client md is.
+func (a *Applier) lookFor(user string, md metadata.Interface) func(*item) (*metav1.PartialObjectMetadata, bool) {
+	return func(it *item) (*metav1.PartialObjectMetadata, bool) {
+		gvk := it.obj.GroupVersionKind()
+		m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, false
+		}
+		key := watchKey{user: user, gvr: m.Resource}
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			key.namespace = it.obj.GetNamespace()
+		}
+		return a.watches.lookup(md, key, it.obj.GetName())
+	}
+}
+
+// Close stops the Applier's watches; an Apply after it dry-runs every
+// object.
+func (a *Applier) Close() { a.watches.close() }

@@ -1,0 +1,253 @@
+/*
+Copyright 2026 The bg-gitops Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package apply
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"bggitops.dev/bg-gitops/api/v1alpha1"
+)
+
+// settle applies set until an Apply sends no request (its watches have
+// listed), and fails the test when that takes longer than 10 s.
+func settle(t *testing.T, a *Applier, count *counter, set []*unstructured.Unstructured, o Options) Result {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		count.reset()
+		res := mustApply(t, a, set, o)
+		if count.total.Load() == 0 {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an idle Apply still sends %d requests after 10 s", count.total.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// untilChanged applies set until the Apply reports id as something else
+// than unchanged (its watch has seen what happened to the object), and
+// fails the test after 10 s.
+func untilChanged(t *testing.T, a *Applier, set []*unstructured.Unstructured, o Options, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res := mustApply(t, a, set, o)
+		if act := actions(res)[id]; act != ActionUnchanged {
+			return act
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still unchanged 10 s after it was changed", id)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestAnIdleApplyOfUntouchedObjectsSendsNoRequest(t *testing.T) {
+	a, count := newApplier(t)
+	t.Cleanup(a.Close)
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{
+		configMap(ns, "a", map[string]any{"k": "1"}),
+		configMap(ns, "b", map[string]any{"k": "2"}),
+		fbgd(ns, "job", "flink:1.20.0"),
+	}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+	for range 3 {
+		count.reset()
+		res := mustApply(t, a, set, o)
+		wantActions(t, res, map[string]string{
+			"ConfigMap/" + ns + "/a":                ActionUnchanged,
+			"ConfigMap/" + ns + "/b":                ActionUnchanged,
+			"FlinkBlueGreenDeployment/" + ns + "/job": ActionUnchanged,
+		})
+		require.Zero(t, count.total.Load(), "requests of an idle Apply")
+	}
+
+	// A status write (another controller's) changes the resourceVersion of
+	// an object that keeps a generation, not what was applied.
+	job := &v1alpha1.FlinkBlueGreenDeployment{}
+	require.NoError(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "job"}, job))
+	job.Status.JobStatus.State = "RUNNING"
+	require.NoError(t, env.Client.Status().Update(context.Background(), job))
+	seen(t, a, job.Name, job.ResourceVersion)
+	count.reset()
+	mustApply(t, a, set, o)
+	require.Zero(t, count.total.Load(), "requests of an idle Apply after a status write")
+
+	// A new revision in Git is dry-run and applied.
+	set[1] = configMap(ns, "b", map[string]any{"k": "3"})
+	count.reset()
+	res := mustApply(t, a, set, o)
+	require.Equal(t, ActionConfigured, actions(res)["ConfigMap/"+ns+"/b"])
+	require.NotZero(t, count.total.Load())
+}
+
+func TestDriftIsSeenByTheWatchAndCorrected(t *testing.T) {
+	a, count := newApplier(t)
+	t.Cleanup(a.Close)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	cm := configMap(ns, "a", map[string]any{"k": "1"})
+	cm.SetLabels(map[string]string{"team": "data"})
+	job := fbgd(ns, "job", "flink:1.20.0")
+	job.SetLabels(map[string]string{"team": "data"})
+	set := []*unstructured.Unstructured{cm, job}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+	id := "ConfigMap/" + ns + "/a"
+
+	t.Run("an edited field", func(t *testing.T) {
+		live, _ := getConfigMap(t, ns, "a")
+		live.Data["k"] = "edited"
+		require.NoError(t, env.Client.Update(ctx, live))
+		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, id))
+		live, _ = getConfigMap(t, ns, "a")
+		require.Equal(t, "1", live.Data["k"])
+		settle(t, a, count, set, o)
+	})
+	t.Run("a changed label", func(t *testing.T) {
+		live, _ := getConfigMap(t, ns, "a")
+		live.Labels["team"] = "web"
+		require.NoError(t, env.Client.Update(ctx, live))
+		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, id))
+		live, _ = getConfigMap(t, ns, "a")
+		require.Equal(t, "data", live.Labels["team"])
+		settle(t, a, count, set, o)
+	})
+	t.Run("a deleted object", func(t *testing.T) {
+		require.NoError(t, env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}))
+		require.Equal(t, ActionCreated, untilChanged(t, a, set, o, id))
+		_, ok := getConfigMap(t, ns, "a")
+		require.True(t, ok, "the deleted object is created again")
+		settle(t, a, count, set, o)
+	})
+	t.Run("a changed label of an object that keeps a generation", func(t *testing.T) {
+		job := &v1alpha1.FlinkBlueGreenDeployment{}
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
+		job.Labels["team"] = "web"
+		require.NoError(t, env.Client.Update(ctx, job))
+		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "FlinkBlueGreenDeployment/"+ns+"/job"))
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
+		require.Equal(t, "data", job.Labels["team"])
+		settle(t, a, count, set, o)
+	})
+	t.Run("an edited spec of an object that keeps a generation", func(t *testing.T) {
+		job := &v1alpha1.FlinkBlueGreenDeployment{}
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
+		job.Spec.Template.Spec.Image = "flink:edited"
+		require.NoError(t, env.Client.Update(ctx, job))
+		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "FlinkBlueGreenDeployment/"+ns+"/job"))
+		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
+		require.Equal(t, "flink:1.20.0", job.Spec.Template.Spec.Image)
+	})
+}
+
+func TestAnIdentityThatMayNotWatchIsDryRunEveryTime(t *testing.T) {
+	a, count := newApplier(t)
+	t.Cleanup(a.Close)
+	ns := newNamespace(t)
+	sa := serviceAccountForConfigMaps(t, ns, "get", "create", "patch", "update", "delete")
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{ServiceAccountName: sa, Namespace: ns, Source: source(ns)}
+	mustApply(t, a, set, o)
+	for range 5 {
+		count.reset()
+		res := mustApply(t, a, set, o)
+		wantActions(t, res, map[string]string{"ConfigMap/" + ns + "/a": ActionUnchanged})
+		require.NotZero(t, count.total.Load(), "an Apply with no watch of the object sent no request")
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestWhatOneIdentityAppliedIsNotTakenAsAnothersPermission(t *testing.T) {
+	a, count := newApplier(t)
+	t.Cleanup(a.Close)
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	mustApply(t, a, set, Options{Source: source(ns)})
+	settle(t, a, count, set, Options{Source: source(ns)})
+
+	// The account may read and watch the object, not write it.
+	sa := serviceAccountForConfigMaps(t, ns, "get", "list", "watch")
+	for range 20 {
+		_, err := a.Apply(context.Background(), set, Options{ServiceAccountName: sa, Namespace: ns, Source: source(ns)})
+		wantErrorContains(t, err, "forbidden", "system:serviceaccount:"+ns+":"+sa)
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestAWatchThatEndedWithAnErrorIsNotTrusted(t *testing.T) {
+	a, count := newApplier(t)
+	t.Cleanup(a.Close)
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+
+	a.watches.mu.Lock()
+	ended := map[watchKey]*watched{}
+	for key, e := range a.watches.m {
+		ended[key] = e
+	}
+	a.watches.mu.Unlock()
+	require.NotEmpty(t, ended)
+	for key, e := range ended {
+		a.watches.end(key, e, errors.New("connection reset"))
+	}
+	for range 3 {
+		count.reset()
+		mustApply(t, a, set, o)
+		require.NotZero(t, count.total.Load(), "an Apply trusted a watch that ended with an error")
+	}
+}
+
+func fbgd(ns, name, image string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "FlinkBlueGreenDeployment",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"image": image, "flinkVersion": "v1_20",
+			"flinkConfiguration": map[string]any{"state.savepoints.dir": "file:///flink-sp"},
+			"jobManager":         map[string]any{"resource": map[string]any{"memory": "1024m", "cpu": int64(1)}},
+			"taskManager":        map[string]any{"resource": map[string]any{"memory": "1024m", "cpu": int64(1)}},
+			"job":                map[string]any{"jarURI": "local:///opt/flink/job.jar", "upgradeMode": "savepoint", "parallelism": int64(1)},
+		}}},
+	}}
+}
+
+// seen waits until a watch of a holds the object name at resourceVersion
+// rv, and fails the test after 10 s.
+func seen(t *testing.T, a *Applier, name, rv string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		a.watches.mu.Lock()
+		defer a.watches.mu.Unlock()
+		for key, e := range a.watches.m {
+			obj, ok, _ := e.inf.GetStore().GetByKey(key.namespace + "/" + name)
+			if pm, is := obj.(*metav1.PartialObjectMetadata); ok && is && pm.ResourceVersion == rv {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond, "the watch never saw %s at %s", name, rv)
+}
