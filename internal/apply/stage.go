@@ -36,8 +36,8 @@ type run struct {
 	memo *syncMemo
 	// user is the identity of c ("" for the Applier's own); look finds an
 	// object in its watch as that identity (see watchedUntouched).
-	user string
-	look func(*item) (*metav1.PartialObjectMetadata, bool)
+	user  string
+	look  func(*item) (*metav1.PartialObjectMetadata, bool)
 	check func(context.Context, client.Client, *unstructured.Unstructured) error
 	// source is this Apply's source annotation; owned the IDs of its
 	// inventory. Existing objects of neither are not taken over.

@@ -73,8 +73,8 @@ func TestAnIdleApplyOfUntouchedObjectsSendsNoRequest(t *testing.T) {
 		count.reset()
 		res := mustApply(t, a, set, o)
 		wantActions(t, res, map[string]string{
-			"ConfigMap/" + ns + "/a":                ActionUnchanged,
-			"ConfigMap/" + ns + "/b":                ActionUnchanged,
+			"ConfigMap/" + ns + "/a":                  ActionUnchanged,
+			"ConfigMap/" + ns + "/b":                  ActionUnchanged,
 			"FlinkBlueGreenDeployment/" + ns + "/job": ActionUnchanged,
 		})
 		require.Zero(t, count.total.Load(), "requests of an idle Apply")
