@@ -54,7 +54,7 @@ type Options struct {
 	// a *RejectedError rejects the object like a failed dry-run: nothing is
 	// applied. Any other error fails the Apply as a transient error.
 	// Objects found unchanged are not checked: they are in the cluster as
-	// they are, and an idle Apply stays one request per object.
+	// they are, and an idle Apply stays without requests (see syncMemo).
 	Check func(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error
 }
 

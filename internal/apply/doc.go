@@ -52,11 +52,26 @@ Licensed under the Apache License, Version 2.0.
 // object by objects.Drifted (the drift `bg-gitops diff --cluster` reports)
 // or carries new stamps (revision, source); identity, apply order, CRD
 // scope and the field manager come from package objects too. The Applier
-// remembers, per object, the desired state and resourceVersion last found
-// in sync; when a dry-run returns that resourceVersion for the same desired
-// state, nothing changed the object and it is not read, so an idle apply
-// costs one request (the dry-run) per object and writes nothing. Otherwise
-// live objects are read with one LIST per kind and namespace when several
-// objects share them (a GET otherwise, or when the ServiceAccount may not
+// remembers, per identity and object, the desired state and the object as
+// it was when last found in sync; when a dry-run returns that
+// resourceVersion for the same desired state, nothing changed the object
+// and it is not read. Otherwise live objects are read with one LIST per
+// kind and namespace when several objects share them (a GET otherwise, or
+// when the ServiceAccount may not list).
+//
+// An idle Apply sends no request at all: the Applier watches the metadata
+// of the objects it found in sync (a metadata-only informer per identity,
+// namespace and resource, as the identity, so one sees only what it may
+// list), and an object its watch shows untouched since — same UID, and
+// the same generation, labels, annotations, owners and finalizers for a
+// kind that keeps a generation, else the same resourceVersion — is
+// unchanged with no dry-run. An edit, a deletion or a changed label is
+// seen by the next Apply (the next poll), which dry-runs and corrects it.
+// The dry-run stays for what is not known: a new desired state, an object
+// not yet found in sync by this identity, a CRD (whether it is
+// established), a watch still listing, and a watch that ended with an
+// error, which is never trusted again (a new one lists afresh, 10 s later,
+// or 10 minutes later when the identity may not list or watch the kind:
+// that identity's objects are dry-run on every Apply).
 // list).
 package apply

@@ -114,9 +114,19 @@ func (w *watches) start(mc metadata.Interface, key watchKey, now time.Time) *wat
 	inf := metadatainformer.NewFilteredMetadataInformer(mc, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer()
 	e := &watched{inf: inf, stop: make(chan struct{}), used: now}
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { w.end(key, e, err) })
+	_ = inf.SetTransform(dropManagedFields)
 	w.m[key] = e
 	go inf.Run(e.stop)
 	return e
+}
+
+// dropManagedFields keeps an object's metadata without its managed
+// fields, often most of it, which an Apply does not look at.
+func dropManagedFields(obj any) (any, error) {
+	if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		pm.ManagedFields = nil
+	}
+	return obj, nil
 }
 
 // end stops the watch e of key after an error: its cache is not trusted
