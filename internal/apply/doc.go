@@ -62,16 +62,23 @@ Licensed under the Apache License, Version 2.0.
 // An idle Apply sends no request at all: the Applier watches the metadata
 // of the objects it found in sync (a metadata-only informer per identity,
 // namespace and resource, as the identity, so one sees only what it may
-// list), and an object its watch shows untouched since — same UID, and
-// the same generation, labels, annotations, owners and finalizers for a
-// kind that keeps a generation, else the same resourceVersion — is
-// unchanged with no dry-run. An edit, a deletion or a changed label is
-// seen by the next Apply (the next poll), which dry-runs and corrects it.
-// The dry-run stays for what is not known: a new desired state, an object
-// not yet found in sync by this identity, a CRD (whether it is
-// established), a watch still listing, and a watch that ended with an
-// error, which is never trusted again (a new one lists afresh, 10 s later,
-// or 10 minutes later when the identity may not list or watch the kind:
-// that identity's objects are dry-run on every Apply).
-// list).
+// list; its cache keeps of each object only UID, resourceVersion,
+// generation and a hash of the rest of the metadata), and an object its
+// watch shows untouched since — same UID, and the same generation,
+// labels, annotations, owners and finalizers for a kind that keeps a
+// generation, else the same resourceVersion — is unchanged with no
+// dry-run. An edit, a deletion or a changed label is seen by the next
+// Apply (the next poll), which dry-runs and corrects it. The dry-run
+// stays for what is not known: a new desired state, an object not yet
+// found in sync by this identity, a CRD (whether it is established), a
+// watch still listing, and a watch whose list or start failed, which is
+// never trusted again (a new one lists afresh, 10 s later, or 10 minutes
+// later when the identity may not list or watch the kind: that identity's
+// objects are dry-run on every Apply). A watch is trusted for 10 minutes
+// after it listed, then listed afresh: a stream that stalls without an
+// error delays a correction by that much at most.
+//
+// Without a dry-run, an idle Apply does not ask whether its identity may
+// still write the object: a permission taken away shows at the next
+// change or drift, when nothing has been written without it.
 package apply

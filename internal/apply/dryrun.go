@@ -59,6 +59,7 @@ func (r *run) dryRunAll(ctx context.Context, set []*item) ([]*plan, []error) {
 		switch {
 		case errs[i] != nil:
 		case absent(dries[i]):
+			r.memo.forget(r.user, it.id)
 			plans[i] = &plan{item: it, dry: dries[i], action: ActionCreated}
 		case r.memo.inSync(r.user, it, dries[i]):
 			plans[i] = &plan{item: it, live: dries[i], dry: dries[i], action: ActionUnchanged}

@@ -76,6 +76,7 @@ func newApplier(tb testing.TB) (*Applier, *counter) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(a.Close)
 	return a, c
 }
 

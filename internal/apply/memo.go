@@ -65,7 +65,7 @@ func (s *syncMemo) inSync(user string, it *item, dry *unstructured.Unstructured)
 }
 
 // untouched reports whether desired is known to be applied, and pm, the
-// object as its watch shows it, is as it was then. An object that keeps
+// object as its watch shows it (see shrink), is as it was then. An object that keeps
 // a generation (its kind counts changes of everything but metadata and
 // status) is untouched when its generation and the metadata an apply
 // sets or a deletion changes are; any other object when its
@@ -76,7 +76,7 @@ func (s *syncMemo) untouched(user string, it *item, pm *metav1.PartialObjectMeta
 	case !ok || pm == nil || pm.UID != e.uid:
 		return false
 	case e.generation > 0:
-		return pm.Generation == e.generation && metaHash(pm) == e.meta
+		return pm.Generation == e.generation && pm.Annotations[hashAnnotation] == e.meta
 	default:
 		return pm.ResourceVersion == e.resourceVersion
 	}
@@ -94,6 +94,16 @@ func (s *syncMemo) record(user string, it *item, obj *unstructured.Unstructured)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[memoKey{user, it.id}] = e
+}
+
+// forget drops what is known of object id for user: it was deleted.
+func (s *syncMemo) forget(user, id string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, memoKey{user, id})
 }
 
 func desiredHash(obj *unstructured.Unstructured) string {

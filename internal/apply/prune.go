@@ -69,6 +69,7 @@ func (r *run) pruneOne(ctx context.Context, m object.ObjMetadata, version, sourc
 	err := r.c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, obj)
 	switch {
 	case apierrors.IsNotFound(err):
+		r.memo.forget(r.user, objects.KeyID(m))
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("read: %w", err)
@@ -87,6 +88,7 @@ func (r *run) pruneOne(ctx context.Context, m object.ObjMetadata, version, sourc
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("delete: %w", err)
 	}
+	r.memo.forget(r.user, objects.KeyID(m))
 	return ActionPruned, nil
 }
 

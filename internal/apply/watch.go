@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// Lifetimes of a watch. A watch that ends with an error is thrown away,
+// Lifetimes of a watch. A watch whose list or start fails is thrown away,
 // never trusted again: its cache may have missed a change. The next
 // lookup starts a new one, which lists afresh, at most once per
 // restartAfter, or per refusedFor when the API server refused the
@@ -36,11 +36,26 @@ const (
 	unusedFor    = 2 * time.Hour
 )
 
+// trustFor is how long a watch is trusted after it listed: then the next
+// lookup starts a new one, which lists afresh. A stream that stalls with
+// no error (a half-open connection, a proxy that buffers) shows nothing
+// new, so an object's drift is corrected at most trustFor late; a watch
+// that the API server cuts is listed again by client-go's reflector
+// itself. A var for tests.
+var trustFor = 10 * time.Minute
+
+// hashAnnotation holds, in a watch's cache, the metaHash of the object's
+// metadata, which replaces its labels and annotations there. The API
+// server refuses it as an annotation key (it has a space), so no object
+// it serves carries it: a cached object is told from a served one.
+const hashAnnotation = "bggitops.dev/metadata hash"
+
 // watches keeps the metadata-only informers of an Applier.
 type watches struct {
-	mu    sync.Mutex
-	m     map[watchKey]*watched
-	swept time.Time
+	mu     sync.Mutex
+	m      map[watchKey]*watched
+	swept  time.Time
+	closed bool
 }
 
 // watchKey is what one informer watches: the objects of one resource in
@@ -60,6 +75,7 @@ type watched struct {
 	ended     bool
 	notBefore time.Time
 	used      time.Time
+	started   time.Time
 }
 
 func newWatches() *watches { return &watches{m: map[watchKey]*watched{}} }
@@ -74,8 +90,15 @@ func (w *watches) lookup(mc metadata.Interface, key watchKey, name string) (pm *
 	}
 	now := time.Now()
 	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, false
+	}
 	w.sweep(now)
 	e := w.m[key]
+	if e != nil && !e.ended && now.Sub(e.started) >= trustFor {
+		w.stop(e, now)
+	}
 	switch {
 	case e == nil || e.ended && !now.Before(e.notBefore):
 		e = w.start(mc, key, now)
@@ -112,21 +135,32 @@ func (w *watches) lookup(mc metadata.Interface, key watchKey, name string) (pm *
 // start starts key's informer; w.mu is held.
 func (w *watches) start(mc metadata.Interface, key watchKey, now time.Time) *watched {
 	inf := metadatainformer.NewFilteredMetadataInformer(mc, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer()
-	e := &watched{inf: inf, stop: make(chan struct{}), used: now}
+	e := &watched{inf: inf, stop: make(chan struct{}), used: now, started: now}
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) { w.end(key, e, err) })
-	_ = inf.SetTransform(dropManagedFields)
+	_ = inf.SetTransform(shrink)
 	w.m[key] = e
 	go inf.Run(e.stop)
 	return e
 }
 
-// dropManagedFields keeps an object's metadata without its managed
-// fields, often most of it, which an Apply does not look at.
-func dropManagedFields(obj any) (any, error) {
-	if pm, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		pm.ManagedFields = nil
+// shrink keeps of an object in a watch's cache only what an Apply
+// compares: its identity, UID, resourceVersion, generation and the hash
+// of the rest of its metadata. A watch sees every object of its namespace
+// and resource, also those bg-gitops does not manage: their annotations
+// (kubectl's last-applied-configuration holds a Secret's data) and
+// managed fields are not kept.
+func shrink(obj any) (any, error) {
+	pm, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	if _, shrunk := pm.Annotations[hashAnnotation]; shrunk {
+		return obj, nil // client-go may transform an object twice
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: pm.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: pm.Name, Namespace: pm.Namespace, UID: pm.UID, ResourceVersion: pm.ResourceVersion,
+		Generation: pm.Generation, Annotations: map[string]string{hashAnnotation: metaHash(pm)},
+	}}, nil
 }
 
 // end stops the watch e of key after an error: its cache is not trusted
@@ -138,10 +172,16 @@ func (w *watches) end(key watchKey, e *watched, err error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.stop(e, time.Now().Add(wait))
+}
+
+// stop ends e; no new watch of its key starts before notBefore. w.mu is
+// held.
+func (w *watches) stop(e *watched, notBefore time.Time) {
 	if e.ended {
 		return
 	}
-	e.ended, e.notBefore = true, time.Now().Add(wait)
+	e.ended, e.notBefore = true, notBefore
 	close(e.stop)
 }
 
@@ -156,23 +196,19 @@ func (w *watches) sweep(now time.Time) {
 		if now.Sub(e.used) < unusedFor {
 			continue
 		}
-		if !e.ended {
-			e.ended = true
-			close(e.stop)
-		}
+		w.stop(e, now)
 		delete(w.m, key)
 	}
 }
 
-// close stops every watch.
+// close stops every watch, and starts none after.
 func (w *watches) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.closed = true
+	now := time.Now()
 	for key, e := range w.m {
-		if !e.ended {
-			e.ended = true
-			close(e.stop)
-		}
+		w.stop(e, now)
 		delete(w.m, key)
 	}
 }
@@ -208,6 +244,6 @@ func (a *Applier) lookFor(user string, md metadata.Interface) func(*item) (*meta
 	}
 }
 
-// Close stops the Applier's watches; an Apply after it dry-runs every
-// object.
+// Close stops the Applier's watches and starts none after: an Apply after
+// it dry-runs every object.
 func (a *Applier) Close() { a.watches.close() }

@@ -9,16 +9,25 @@ package apply
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
+	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
 // settle applies set until an Apply sends no request (its watches have
@@ -59,7 +68,6 @@ func untilChanged(t *testing.T, a *Applier, set []*unstructured.Unstructured, o 
 
 func TestAnIdleApplyOfUntouchedObjectsSendsNoRequest(t *testing.T) {
 	a, count := newApplier(t)
-	t.Cleanup(a.Close)
 	ns := newNamespace(t)
 	set := []*unstructured.Unstructured{
 		configMap(ns, "a", map[string]any{"k": "1"}),
@@ -101,7 +109,6 @@ func TestAnIdleApplyOfUntouchedObjectsSendsNoRequest(t *testing.T) {
 
 func TestDriftIsSeenByTheWatchAndCorrected(t *testing.T) {
 	a, count := newApplier(t)
-	t.Cleanup(a.Close)
 	ns := newNamespace(t)
 	ctx := context.Background()
 	cm := configMap(ns, "a", map[string]any{"k": "1"})
@@ -162,7 +169,6 @@ func TestDriftIsSeenByTheWatchAndCorrected(t *testing.T) {
 
 func TestAnIdentityThatMayNotWatchIsDryRunEveryTime(t *testing.T) {
 	a, count := newApplier(t)
-	t.Cleanup(a.Close)
 	ns := newNamespace(t)
 	sa := serviceAccountForConfigMaps(t, ns, "get", "create", "patch", "update", "delete")
 	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
@@ -179,7 +185,6 @@ func TestAnIdentityThatMayNotWatchIsDryRunEveryTime(t *testing.T) {
 
 func TestWhatOneIdentityAppliedIsNotTakenAsAnothersPermission(t *testing.T) {
 	a, count := newApplier(t)
-	t.Cleanup(a.Close)
 	ns := newNamespace(t)
 	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
 	mustApply(t, a, set, Options{Source: source(ns)})
@@ -196,7 +201,6 @@ func TestWhatOneIdentityAppliedIsNotTakenAsAnothersPermission(t *testing.T) {
 
 func TestAWatchThatEndedWithAnErrorIsNotTrusted(t *testing.T) {
 	a, count := newApplier(t)
-	t.Cleanup(a.Close)
 	ns := newNamespace(t)
 	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
 	o := Options{Source: source(ns)}
@@ -250,4 +254,146 @@ func seen(t *testing.T, a *Applier, name, rv string) {
 		}
 		return false
 	}, 10*time.Second, 20*time.Millisecond, "the watch never saw %s at %s", name, rv)
+}
+
+func TestAnApplyAfterCloseStartsNoWatch(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+
+	a.Close()
+	for range 10 {
+		count.reset()
+		mustApply(t, a, set, o)
+		require.NotZero(t, count.total.Load(), "an Apply after Close trusted a watch")
+		time.Sleep(100 * time.Millisecond)
+	}
+	a.watches.mu.Lock()
+	defer a.watches.mu.Unlock()
+	require.Empty(t, a.watches.m, "watches started after Close")
+}
+
+// stall holds back what watch responses deliver while on: the watch stays
+// open with no error, as a stuck stream or a half-open connection does.
+type stall struct{ on atomic.Bool }
+
+type stallTransport struct {
+	rt http.RoundTripper
+	s  *stall
+}
+
+func (t *stallTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err == nil && req.URL.Query().Get("watch") == "true" {
+		resp.Body = &stalledBody{ReadCloser: resp.Body, s: t.s}
+	}
+	return resp, err
+}
+
+type stalledBody struct {
+	io.ReadCloser
+	s *stall
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	for b.s.on.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return n, err
+}
+
+func TestAStalledWatchIsTrustedOnlyForALimitedTime(t *testing.T) {
+	old := trustFor
+	trustFor = 2 * time.Second
+	t.Cleanup(func() { trustFor = old })
+	s := &stall{}
+	c := &counter{}
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return &countingTransport{rt: &stallTransport{rt: rt, s: s}, c: c}
+	})
+	a, err := NewApplier(cfg, testenv.Scheme())
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	t.Cleanup(func() { s.on.Store(false) })
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, c, set, o)
+
+	s.on.Store(true)
+	live, _ := getConfigMap(t, ns, "a")
+	live.Data["k"] = "edited"
+	require.NoError(t, env.Client.Update(context.Background(), live))
+	require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "ConfigMap/"+ns+"/a"))
+	live, _ = getConfigMap(t, ns, "a")
+	require.Equal(t, "1", live.Data["k"])
+}
+
+func TestAWatchKeepsNoMetadataValuesOfTheObjectsItSees(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	// kubectl apply keeps a Secret's data in an annotation.
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns,
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"stringData":{"password":"hunter2-not-ours"}}`}},
+		StringData: map[string]string{"password": "hunter2-not-ours"}}
+	require.NoError(t, env.Client.Create(ctx, other))
+	ours := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "app", "namespace": ns}, "stringData": map[string]any{"k": "v"}}}
+	set := []*unstructured.Unstructured{ours}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+
+	a.watches.mu.Lock()
+	defer a.watches.mu.Unlock()
+	require.NotEmpty(t, a.watches.m)
+	for key, e := range a.watches.m {
+		for _, obj := range e.inf.GetStore().List() {
+			pm := obj.(*metav1.PartialObjectMetadata)
+			require.Empty(t, pm.ManagedFields, "watch %v keeps managed fields of %s", key, pm.Name)
+			require.Empty(t, pm.Labels, "watch %v keeps labels of %s", key, pm.Name)
+			require.Equal(t, []string{hashAnnotation}, slices.Collect(maps.Keys(pm.Annotations)), "watch %v keeps annotations of %s", key, pm.Name)
+		}
+	}
+}
+
+func TestTheSyncRecordOfAPrunedObjectIsForgotten(t *testing.T) {
+	a, _ := newApplier(t)
+	ns := newNamespace(t)
+	o := Options{Source: source(ns), Prune: true}
+	var res Result
+	// A configMapGenerator's name changes with its content.
+	for i := range 10 {
+		set := []*unstructured.Unstructured{configMap(ns, fmt.Sprintf("cfg-%d", i), map[string]any{"k": "1"})}
+		o.Inventory = res.Inventory
+		res = mustApply(t, a, set, o)
+	}
+	a.memo.mu.Lock()
+	defer a.memo.mu.Unlock()
+	require.Len(t, a.memo.m, 1)
+}
+
+func TestAPermissionTakenAwayShowsAtTheNextChange(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	sa := serviceAccountForConfigMaps(t, ns, "get", "list", "watch", "create", "patch", "update", "delete")
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{ServiceAccountName: sa, Namespace: ns, Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+
+	ctx := context.Background()
+	role := &rbacv1.Role{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "configmaps"}, role))
+	role.Rules[0].Verbs = []string{"get", "list", "watch"}
+	require.NoError(t, env.Client.Update(ctx, role))
+	_, err := a.Apply(ctx, []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "2"})}, o)
+	wantErrorContains(t, err, "forbidden", "system:serviceaccount:"+ns+":"+sa)
 }

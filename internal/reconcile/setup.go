@@ -155,13 +155,12 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := checkExternalURL(o.ReceiverExternalURL); err != nil {
 		return err
 	}
-	made := ""
 	if o.CacheDir == "" {
 		dir, err := os.MkdirTemp("", "bg-gitops-cache-")
 		if err != nil {
 			return err
 		}
-		o.CacheDir, made = dir, dir
+		o.CacheDir = dir
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: forgeTimeout}
@@ -170,12 +169,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(stopping(func() {
-		applier.Close()
-		if made != "" {
-			_ = os.RemoveAll(made)
-		}
-	})); err != nil {
+	if err := mgr.Add(stopping(applier.Close)); err != nil {
 		return err
 	}
 	// One record of Secret values for the controller: what one reconciler
@@ -265,7 +259,8 @@ func (w warmWorkers) Start(ctx context.Context) error {
 }
 
 // stopping runs its function when the manager stops, leader or not: it
-// ends the Applier's watches and removes the cache directory Setup made.
+// ends the Applier's watches. controller-runtime stops it before the
+// reconcilers, whose last Applies then dry-run every object.
 type stopping func()
 
 func (f stopping) Start(ctx context.Context) error {

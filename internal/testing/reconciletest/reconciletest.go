@@ -12,6 +12,7 @@ package reconciletest
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -108,18 +109,34 @@ func Start(cfg *rest.Config, o Options) (*Manager, error) {
 			return nil, err
 		}
 	}
+	cacheDir := ""
 	if o.Controllers != nil {
 		co := *o.Controllers
 		co.SkipNameValidation = true
+		if co.CacheDir == "" {
+			// What the controller would make for itself, removed when the
+			// manager has stopped.
+			if cacheDir, err = os.MkdirTemp("", "bg-gitops-cache-"); err != nil {
+				return nil, err
+			}
+			co.CacheDir = cacheDir
+		}
 		if co.RenderWorker == nil && worker.Supported() {
 			co.RenderWorker = &worker.Pool{} // as the controller runs its builds
 		}
 		if err := reconcile.Setup(mgr, co); err != nil {
+			_ = os.RemoveAll(cacheDir)
 			return nil, err
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{cancel: cancel, done: make(chan struct{})}
-	go func() { defer close(m.done); _ = mgr.Start(ctx) }()
+	go func() {
+		defer close(m.done)
+		_ = mgr.Start(ctx)
+		if cacheDir != "" {
+			_ = os.RemoveAll(cacheDir)
+		}
+	}()
 	return m, nil
 }
