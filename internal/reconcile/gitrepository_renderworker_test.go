@@ -13,6 +13,7 @@ Licensed under the Apache License, Version 2.0.
 package reconcile_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,4 +208,45 @@ func TestACreationListsTheRefsOnce(t *testing.T) {
 	f.waitApplied(rev)
 	assert.EqualValues(t, 2, f.srv.Listings(), "one ref listing for a change: the worker's download reuses the poll's")
 	assert.EqualValues(t, 2, f.srv.UploadPacks())
+}
+
+// TestAHostileSSHServerEndsOnlyTheWorkerThatListsIt: a poll of a
+// repository over SSH lists its refs in a worker, whose limits (memory,
+// spec.timeout) end a ref advertisement of 512 MiB, and not in the
+// controller, where nothing bounds what an SSH server sends: the
+// controller's heap stays flat and the GitRepository says which limit the
+// fetch hit.
+func TestAHostileSSHServerEndsOnlyTheWorkerThatListsIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("render workers run on Linux only")
+	}
+	ns := newNamespace(t)
+	pool := &worker.Pool{MaxMemory: 256 << 20}
+	startControllerWithOptions(t, ns, reconcile.Options{RenderWorker: pool})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	key, pub := gittest.NewKey(t)
+	srv := gittest.ServeSSH(t, filepath.Dir(f.repo.Bare), pub)
+	require.NoError(t, env.Client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "git-ssh", Namespace: ns},
+		Data:       map[string][]byte{"identity": key, "known_hosts": srv.KnownHosts()},
+	}))
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.URL = srv.URL(filepath.Base(f.repo.Bare))
+		gr.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: "git-ssh"}
+		gr.Spec.Timeout = &metav1.Duration{Duration: 15 * time.Second}
+	})
+	f.waitApplied(rev)
+
+	heapBefore, fetches := heapInUse(), pool.Fetches()
+	srv.Flood.Store(true)
+	f.requestReconcile()
+	c := f.waitCondition(v1alpha1.FetchFailedCondition, "ssh://")
+	t.Logf("condition: %s: %s", c.Reason, c.Message)
+	assert.Contains(t, []string{"LimitExceeded", "Timeout"}, c.Reason)
+	assert.Greater(t, pool.Fetches(), fetches, "the poll listed in a worker")
+	grown := heapInUse() - heapBefore
+	t.Logf("controller heap grew %d MiB", grown>>20)
+	assert.Less(t, grown, int64(64<<20), "the listing's memory is the worker's, not the controller's")
+	assert.True(t, configMapExists(ns, "a"), "what was applied stays")
 }

@@ -50,13 +50,15 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 	if r.Worker == nil {
 		return source.Fetch(ctx, o)
 	}
-	// The refs are listed here: a poll of an unchanged ref starts no
-	// worker, and a worker fetches the commit listed, without listing
-	// (the listing is carried to it, one listing in all). A creation over
-	// HTTP(S), whose listing the controller bounds, lists here too: the
-	// listing then waits for no worker, which a namespace has one of at a
-	// time; any other creation lists in its worker.
-	if o.LastRevision != "" || httpURL(o.URL) {
+	// Over HTTP(S), whose answers the controller bounds, the refs are
+	// listed here: a poll of an unchanged ref starts no worker, a worker
+	// fetches the commit listed without listing again (the listing is
+	// carried to it, one listing in all), and a creation's listing waits
+	// for no worker, which a namespace has one of at a time. Over SSH
+	// nothing bounds what the server sends, and a ref advertisement
+	// without end would take the controller's memory: the worker lists,
+	// under its limits, at every poll.
+	if httpURL(o.URL) {
 		polled, unchanged, err := source.Poll(ctx, o)
 		if err != nil || unchanged {
 			if unchanged {

@@ -10,12 +10,14 @@ Licensed under the Apache License, Version 2.0.
 package gittest
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os/exec"
@@ -36,6 +38,12 @@ type SSHServer struct {
 	Addr string
 	// HostKey is the server's public host key.
 	HostKey ssh.PublicKey
+
+	// Flood, when set, makes the server answer every upload-pack with a
+	// ref advertisement of FloodBytes (512 MiB when 0), as a hostile
+	// server would, instead of running git.
+	Flood      atomic.Bool
+	FloodBytes int64
 
 	uploadPacks atomic.Int64
 	ln          net.Listener
@@ -152,9 +160,36 @@ func (s *SSHServer) serveSession(ch ssh.Channel, reqs <-chan *ssh.Request, root 
 			return
 		}
 		s.uploadPacks.Add(1)
+		if s.Flood.Load() {
+			s.flood(ch)
+			sendExit(ch, 0)
+			return
+		}
 		sendExit(ch, runUploadPack(ch, dir))
 		return
 	}
+}
+
+// flood writes a ref advertisement of s.FloodBytes: a branch per line,
+// then the flush-pkt; it stops early when the client goes.
+func (s *SSHServer) flood(ch ssh.Channel) {
+	limit := s.FloodBytes
+	if limit == 0 {
+		limit = 512 << 20
+	}
+	sha := strings.Repeat("1", 40)
+	w := bufio.NewWriterSize(ch, 1<<16)
+	line := sha + " HEAD\x00multi_ack ofs-delta side-band-64k\n"
+	for n, i := int64(0), 0; n < limit; i++ {
+		k, err := fmt.Fprintf(w, "%04x%s", len(line)+4, line)
+		if err != nil {
+			return
+		}
+		n += int64(k)
+		line = fmt.Sprintf("%s refs/heads/b%09d\n", sha, i)
+	}
+	_, _ = w.WriteString("0000")
+	_ = w.Flush()
 }
 
 // uploadPackDir parses "git-upload-pack '/x.git'" into root/x.git.
