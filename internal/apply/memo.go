@@ -54,7 +54,7 @@ func (s *syncMemo) entry(user string, it *item) (memoEntry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.m[memoKey{user, it.id}]
-	return e, ok && e.hash == desiredHash(it.obj)
+	return e, ok && e.hash == it.desiredHash()
 }
 
 // inSync reports whether desired, whose dry-run returned dry, is known to
@@ -87,7 +87,7 @@ func (s *syncMemo) record(user string, it *item, obj *unstructured.Unstructured)
 	if s == nil || obj.GetResourceVersion() == "" {
 		return
 	}
-	e := memoEntry{hash: desiredHash(it.obj), resourceVersion: obj.GetResourceVersion(), uid: obj.GetUID(), generation: obj.GetGeneration(),
+	e := memoEntry{hash: it.desiredHash(), resourceVersion: obj.GetResourceVersion(), uid: obj.GetUID(), generation: obj.GetGeneration(),
 		meta: metaHash(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), OwnerReferences: obj.GetOwnerReferences(),
 			Finalizers: obj.GetFinalizers(), DeletionTimestamp: obj.GetDeletionTimestamp()}})}
@@ -106,8 +106,13 @@ func (s *syncMemo) forget(user, id string) {
 	delete(s.m, memoKey{user, id})
 }
 
-func desiredHash(obj *unstructured.Unstructured) string {
-	return hashOf(obj.Object)
+// desiredHash is the hash of the object as it is to be applied, computed
+// once per item (an Apply does not change it.obj after prepare).
+func (it *item) desiredHash() string {
+	if it.hash == "" {
+		it.hash = hashOf(it.obj.Object)
+	}
+	return it.hash
 }
 
 // metaHash is the hash of the metadata of pm that neither a generation

@@ -30,6 +30,7 @@ type item struct {
 	// id is Kind/namespace/name, the name used in changes and errors.
 	id         string
 	namespaced bool
+	hash       string // see desiredHash
 }
 
 // prepare copies and validates objects: each is a Kubernetes object of a
