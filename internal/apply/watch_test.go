@@ -119,52 +119,48 @@ func TestDriftIsSeenByTheWatchAndCorrected(t *testing.T) {
 	o := Options{Source: source(ns)}
 	mustApply(t, a, set, o)
 	settle(t, a, count, set, o)
-	id := "ConfigMap/" + ns + "/a"
-
-	t.Run("an edited field", func(t *testing.T) {
-		live, _ := getConfigMap(t, ns, "a")
-		live.Data["k"] = "edited"
-		require.NoError(t, env.Client.Update(ctx, live))
-		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, id))
-		live, _ = getConfigMap(t, ns, "a")
-		require.Equal(t, "1", live.Data["k"])
-		settle(t, a, count, set, o)
-	})
-	t.Run("a changed label", func(t *testing.T) {
-		live, _ := getConfigMap(t, ns, "a")
-		live.Labels["team"] = "web"
-		require.NoError(t, env.Client.Update(ctx, live))
-		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, id))
-		live, _ = getConfigMap(t, ns, "a")
-		require.Equal(t, "data", live.Labels["team"])
-		settle(t, a, count, set, o)
-	})
-	t.Run("a deleted object", func(t *testing.T) {
-		require.NoError(t, env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}))
-		require.Equal(t, ActionCreated, untilChanged(t, a, set, o, id))
-		_, ok := getConfigMap(t, ns, "a")
-		require.True(t, ok, "the deleted object is created again")
-		settle(t, a, count, set, o)
-	})
-	t.Run("a changed label of an object that keeps a generation", func(t *testing.T) {
+	cmID, jobID := "ConfigMap/"+ns+"/a", "FlinkBlueGreenDeployment/"+ns+"/job"
+	getJob := func() *v1alpha1.FlinkBlueGreenDeployment {
 		job := &v1alpha1.FlinkBlueGreenDeployment{}
 		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
-		job.Labels["team"] = "web"
-		require.NoError(t, env.Client.Update(ctx, job))
-		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "FlinkBlueGreenDeployment/"+ns+"/job"))
-		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
-		require.Equal(t, "data", job.Labels["team"])
-		settle(t, a, count, set, o)
-	})
-	t.Run("an edited spec of an object that keeps a generation", func(t *testing.T) {
-		job := &v1alpha1.FlinkBlueGreenDeployment{}
-		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
-		job.Spec.Template.Spec.Image = "flink:edited"
-		require.NoError(t, env.Client.Update(ctx, job))
-		require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "FlinkBlueGreenDeployment/"+ns+"/job"))
-		require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "job"}, job))
-		require.Equal(t, "flink:1.20.0", job.Spec.Template.Spec.Image)
-	})
+		return job
+	}
+	getCM := func() *corev1.ConfigMap {
+		cm, ok := getConfigMap(t, ns, "a")
+		require.True(t, ok, "configmap a exists")
+		return cm
+	}
+	for _, tc := range []struct {
+		name, id, want string
+		drift          func() client.Object // makes the drift; nil: the object is deleted
+		restored       func() bool
+	}{
+		{"an edited field", cmID, ActionConfigured,
+			func() client.Object { cm := getCM(); cm.Data["k"] = "edited"; return cm },
+			func() bool { return getCM().Data["k"] == "1" }},
+		{"a changed label", cmID, ActionConfigured,
+			func() client.Object { cm := getCM(); cm.Labels["team"] = "web"; return cm },
+			func() bool { return getCM().Labels["team"] == "data" }},
+		{"a deleted object", cmID, ActionCreated, nil,
+			func() bool { _, ok := getConfigMap(t, ns, "a"); return ok }},
+		{"a changed label of an object that keeps a generation", jobID, ActionConfigured,
+			func() client.Object { job := getJob(); job.Labels["team"] = "web"; return job },
+			func() bool { return getJob().Labels["team"] == "data" }},
+		{"an edited spec of an object that keeps a generation", jobID, ActionConfigured,
+			func() client.Object { job := getJob(); job.Spec.Template.Spec.Image = "flink:edited"; return job },
+			func() bool { return getJob().Spec.Template.Spec.Image == "flink:1.20.0" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.drift == nil {
+				require.NoError(t, env.Client.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}))
+			} else {
+				require.NoError(t, env.Client.Update(ctx, tc.drift()))
+			}
+			require.Equal(t, tc.want, untilChanged(t, a, set, o, tc.id))
+			require.True(t, tc.restored(), "the object is as Git has it again")
+			settle(t, a, count, set, o)
+		})
+	}
 }
 
 func TestAnIdentityThatMayNotWatchIsDryRunEveryTime(t *testing.T) {
