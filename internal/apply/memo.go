@@ -18,6 +18,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -65,11 +66,11 @@ func (s *syncMemo) inSync(user string, it *item, dry *unstructured.Unstructured)
 }
 
 // untouched reports whether desired is known to be applied, and pm, the
-// object as its watch shows it (see shrink), is as it was then. An object that keeps
-// a generation (its kind counts changes of everything but metadata and
-// status) is untouched when its generation and the metadata an apply
-// sets or a deletion changes are; any other object when its
-// resourceVersion is.
+// object as its watch shows it (see shrink), is as it was then. An object
+// of a kind whose generation counts every change but those of metadata
+// and status (generationCounts) is untouched when its generation and the
+// metadata an apply sets or a deletion changes are; any other object
+// when its resourceVersion is.
 func (s *syncMemo) untouched(user string, it *item, pm *metav1.PartialObjectMetadata) bool {
 	e, ok := s.entry(user, it)
 	switch {
@@ -87,13 +88,51 @@ func (s *syncMemo) record(user string, it *item, obj *unstructured.Unstructured)
 	if s == nil || obj.GetResourceVersion() == "" {
 		return
 	}
-	e := memoEntry{hash: it.desiredHash(), resourceVersion: obj.GetResourceVersion(), uid: obj.GetUID(), generation: obj.GetGeneration(),
+	e := memoEntry{hash: it.desiredHash(), resourceVersion: obj.GetResourceVersion(), uid: obj.GetUID(),
 		meta: metaHash(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 			Labels: obj.GetLabels(), Annotations: obj.GetAnnotations(), OwnerReferences: obj.GetOwnerReferences(),
 			Finalizers: obj.GetFinalizers(), DeletionTimestamp: obj.GetDeletionTimestamp()}})}
+	if generationCounts(obj.GroupVersionKind().GroupKind()) {
+		e.generation = obj.GetGeneration()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[memoKey{user, it.id}] = e
+}
+
+// generationCounts reports whether the API server raises the generation
+// of an object of kind gk at every change of anything but its metadata
+// and status. Custom resources' does (the API server serves them so);
+// of the built-in kinds, those below do, while some others set a
+// generation once and never raise it (a PriorityClass's description
+// changes at generation 1). Any other built-in kind is compared by
+// resourceVersion.
+func generationCounts(gk schema.GroupKind) bool {
+	if !builtinGroups[gk.Group] {
+		return true
+	}
+	return generationKinds[gk]
+}
+
+var builtinGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true,
+	"networking.k8s.io": true, "rbac.authorization.k8s.io": true, "storage.k8s.io": true,
+	"scheduling.k8s.io": true, "node.k8s.io": true, "coordination.k8s.io": true,
+	"discovery.k8s.io": true, "events.k8s.io": true, "flowcontrol.apiserver.k8s.io": true,
+	"admissionregistration.k8s.io": true, "apiextensions.k8s.io": true,
+	"apiregistration.k8s.io": true, "certificates.k8s.io": true, "resource.k8s.io": true,
+	"storagemigration.k8s.io": true, "internal.apiserver.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true,
+}
+
+var generationKinds = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}: true, {Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "apps", Kind: "DaemonSet"}: true, {Group: "apps", Kind: "ReplicaSet"}: true,
+	{Group: "batch", Kind: "Job"}: true, {Group: "batch", Kind: "CronJob"}: true,
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: true,
+	{Group: "policy", Kind: "PodDisruptionBudget"}:          true,
+	{Group: "networking.k8s.io", Kind: "Ingress"}:           true,
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:     true,
 }
 
 // forget drops what is known of object id for user: it was deleted.

@@ -154,7 +154,7 @@ func shrink(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	if _, shrunk := pm.Annotations[hashAnnotation]; shrunk {
+	if _, shrunk := pm.Annotations[hashAnnotation]; shrunk && len(pm.Annotations) == 1 && len(pm.Labels) == 0 {
 		return obj, nil // client-go may transform an object twice
 	}
 	return &metav1.PartialObjectMetadata{TypeMeta: pm.TypeMeta, ObjectMeta: metav1.ObjectMeta{

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -243,7 +244,11 @@ func seen(t *testing.T, a *Applier, name, rv string) {
 		a.watches.mu.Lock()
 		defer a.watches.mu.Unlock()
 		for key, e := range a.watches.m {
-			obj, ok, _ := e.inf.GetStore().GetByKey(key.namespace + "/" + name)
+			id := name
+			if key.namespace != "" {
+				id = key.namespace + "/" + name
+			}
+			obj, ok, _ := e.inf.GetStore().GetByKey(id)
 			if pm, is := obj.(*metav1.PartialObjectMetadata); ok && is && pm.ResourceVersion == rv {
 				return true
 			}
@@ -392,4 +397,34 @@ func TestAPermissionTakenAwayShowsAtTheNextChange(t *testing.T) {
 	require.NoError(t, env.Client.Update(ctx, role))
 	_, err := a.Apply(ctx, []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "2"})}, o)
 	wantErrorContains(t, err, "forbidden", "system:serviceaccount:"+ns+":"+sa)
+}
+
+// A PriorityClass gets generation 1 and keeps it whatever changes.
+func TestDriftOfABuiltinKindWhoseGenerationNeverMovesIsCorrected(t *testing.T) {
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	name := "drift-" + ns
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+		"metadata": map[string]any{"name": name},
+		"value":    int64(1000), "globalDefault": false, "description": "from git",
+	}}
+	set := []*unstructured.Unstructured{pc}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	t.Cleanup(func() {
+		_ = env.Client.Delete(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	settle(t, a, count, set, o)
+
+	live := &schedulingv1.PriorityClass{}
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: name}, live))
+	gen := live.Generation
+	live.Description = "changed by hand"
+	require.NoError(t, env.Client.Update(ctx, live))
+	require.Equal(t, gen, live.Generation, "the generation does not move")
+	require.Equal(t, ActionConfigured, untilChanged(t, a, set, o, "PriorityClass/"+name))
+	require.NoError(t, env.Client.Get(ctx, client.ObjectKey{Name: name}, live))
+	require.Equal(t, "from git", live.Description)
 }
