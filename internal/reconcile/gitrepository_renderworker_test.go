@@ -28,6 +28,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"bggitops.dev/bg-gitops/api/v1alpha1"
 	"bggitops.dev/bg-gitops/internal/reconcile"
@@ -225,17 +226,7 @@ func TestAHostileSSHServerEndsOnlyTheWorkerThatListsIt(t *testing.T) {
 	startControllerWithOptions(t, ns, reconcile.Options{RenderWorker: pool})
 	f := newGitFixture(t, ns)
 	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
-	key, pub := gittest.NewKey(t)
-	srv := gittest.ServeSSH(t, filepath.Dir(f.repo.Bare), pub)
-	require.NoError(t, env.Client.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "git-ssh", Namespace: ns},
-		Data:       map[string][]byte{"identity": key, "known_hosts": srv.KnownHosts()},
-	}))
-	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
-		gr.Spec.URL = srv.URL(filepath.Base(f.repo.Bare))
-		gr.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: "git-ssh"}
-		gr.Spec.Timeout = &metav1.Duration{Duration: 15 * time.Second}
-	})
+	srv := f.createOverSSH(15 * time.Second)
 	f.waitApplied(rev)
 
 	heapBefore, fetches := heapInUse(), pool.Fetches()
@@ -249,4 +240,44 @@ func TestAHostileSSHServerEndsOnlyTheWorkerThatListsIt(t *testing.T) {
 	t.Logf("controller heap grew %d MiB", grown>>20)
 	assert.Less(t, grown, int64(64<<20), "the listing's memory is the worker's, not the controller's")
 	assert.True(t, configMapExists(ns, "a"), "what was applied stays")
+}
+
+// TestRefPatternHeadsOverSSHAreListedInAWorker: the pull request planner
+// lists a repository's refs over SSH in the namespace's worker, as a
+// poll does, and plans the heads it finds.
+func TestRefPatternHeadsOverSSHAreListedInAWorker(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("render workers run on Linux only")
+	}
+	ns := newNamespace(t)
+	pool := &worker.Pool{}
+	startControllerWithOptions(t, ns, reconcile.Options{RenderWorker: pool})
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"), "a.yaml": fmt.Sprintf(configMap, "a", "1")})
+	f.createOverSSH(15 * time.Second)
+	f.waitApplied(rev)
+	h1 := f.pushHead("refs/pull/1/head", map[string]string{"a.yaml": fmt.Sprintf(configMap, "a", "pr1")})
+	gr := f.get()
+	patch := client.MergeFrom(gr.DeepCopy())
+	gr.Spec.PullRequests = &v1alpha1.PullRequestsSpec{RefPattern: "refs/pull/*/head"}
+	require.NoError(t, env.Client.Patch(t.Context(), gr, patch))
+	f.waitPlanned(map[int64]string{1: h1})
+	assert.Positive(t, pool.Lists(), "the planner's listing ran in a worker")
+}
+
+// createOverSSH serves f's repository over SSH too and creates the
+// GitRepository with that URL and a Secret with its key and known hosts.
+func (f *gitFixture) createOverSSH(timeout time.Duration) *gittest.SSHServer {
+	key, pub := gittest.NewKey(f.t)
+	srv := gittest.ServeSSH(f.t, filepath.Dir(f.repo.Bare), pub)
+	require.NoError(f.t, env.Client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "git-ssh", Namespace: f.ns},
+		Data:       map[string][]byte{"identity": key, "known_hosts": srv.KnownHosts()},
+	}))
+	f.create("s3cr3t-pass", func(gr *v1alpha1.GitRepository) {
+		gr.Spec.URL = srv.URL(filepath.Base(f.repo.Bare))
+		gr.Spec.SecretRef = &v1alpha1.LocalObjectReference{Name: "git-ssh"}
+		gr.Spec.Timeout = &metav1.Duration{Duration: timeout}
+	})
+	return srv
 }

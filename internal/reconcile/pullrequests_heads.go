@@ -84,11 +84,20 @@ func baseBranch(gr *v1alpha1.GitRepository) (string, error) {
 }
 
 // refHeads lists the repository's refs (as a poll does, with the
-// GitRepository's own credentials) and keeps those pattern matches.
+// GitRepository's own credentials, over SSH in a worker) and keeps those
+// pattern matches.
 func (r *PullRequestReconciler) refHeads(ctx context.Context, gr *v1alpha1.GitRepository, pattern string) ([]status.PullRequest, error) {
-	o, _, err := r.gitOptions(ctx, gr)
+	o, sec, err := r.gitOptions(ctx, gr)
 	if err != nil {
 		return nil, err
+	}
+	if r.Worker != nil && !httpURL(o.URL) {
+		data, name := secretData(sec)
+		names, err := r.Worker.List(ctx, gr.Namespace, o, data, name)
+		if err != nil {
+			return nil, err
+		}
+		return matchRefs(names, pattern), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, gr.GetTimeout())
 	defer cancel()

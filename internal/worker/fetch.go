@@ -42,45 +42,11 @@ const fetchGrace = 5 * time.Second
 // bounded by the fetch's timeout, and the fetch has its whole timeout from
 // when it got one.
 func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secret map[string][]byte, secretName, skip string) (source.Result, error) {
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = v1alpha1.DefaultTimeout
-	}
-	release, err := p.slot(ctx, tenant, timeout)
-	if err != nil {
-		return source.Result{}, source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
-	}
-	defer release()
-	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
-	defer cancel()
-	fr := &fetchRequest{URL: o.URL, Ref: o.Ref, Timeout: timeout, Limits: o.Limits,
-		AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP, Dir: o.Dir,
-		LastRevision: o.LastRevision, Target: o.Target, Secret: secret, SecretName: secretName, Skip: skip}
-	req := p.request(request{Fetch: fr})
-	if req.MaxFileSize = o.Limits.LargestFile(); req.MaxFileSize == 0 {
-		req.MaxFileSize = -1
-	}
-	p.fetches.Add(1)
-	ans, err := p.run(ctx, tenant, req, timeout+fetchGrace)
-	err = p.strike(strings.Join([]string{"fetch", tenant, o.URL, o.Dir}, "\x00"), err)
-	if err != nil {
-		var died *DiedError
-		var le *render.LimitError
-		if errors.As(err, &le) && le.Limit == render.LimitTime {
-			return source.Result{}, source.NewError(source.ReasonTimeout, fmt.Sprintf("fetching %s: not done within spec.timeout (%s) and %s more, its worker was stopped; a later attempt may succeed",
-				source.SafeURL(o.URL), timeout, fetchGrace), nil)
-		}
-		if errors.As(err, &died) {
-			died.Revision = ans.resolved
-			what := err.Error()
-			if errors.As(err, &le) {
-				what = le.What()
-			}
-			return source.Result{}, source.NewError(source.ReasonLimitExceeded, "fetching "+source.SafeURL(o.URL)+": "+what, died)
-		}
-		return source.Result{}, fmt.Errorf("fetching %s: %w", source.SafeURL(o.URL), err)
-	}
+	fr := &fetchRequest{Secret: secret, SecretName: secretName, Skip: skip}
+	ans, err := p.runFetch(ctx, tenant, o, fr)
 	switch {
+	case err != nil:
+		return source.Result{}, err
 	case ans.Skipped:
 		return source.Result{Revision: ans.resolved}, ErrUnchanged
 	case ans.Error != nil:
@@ -89,6 +55,66 @@ func (p *Pool) Fetch(ctx context.Context, tenant string, o source.Options, secre
 		return source.Result{}, errorf("its answer holds no fetch")
 	}
 	return *ans.Fetched, nil
+}
+
+// List runs source.List in a worker process, in tenant's place, as Fetch
+// runs source.Fetch: for a remote whose answer the controller cannot
+// bound (SSH), under the worker's limits. It returns ref name → commit.
+func (p *Pool) List(ctx context.Context, tenant string, o source.Options, secret map[string][]byte, secretName string) (map[string]string, error) {
+	p.lists.Add(1)
+	ans, err := p.runFetch(ctx, tenant, o, &fetchRequest{Secret: secret, SecretName: secretName, ListOnly: true})
+	switch {
+	case err != nil:
+		return nil, err
+	case ans.Error != nil:
+		return nil, fetchFromWire(ans.Error)
+	}
+	return ans.Refs, nil
+}
+
+// runFetch runs fr, completed from o, in a worker of tenant: a slot
+// within o's timeout, the worker killed at the timeout plus fetchGrace.
+// Its errors are the worker's, as source errors.
+func (p *Pool) runFetch(ctx context.Context, tenant string, o source.Options, fr *fetchRequest) (answer, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = v1alpha1.DefaultTimeout
+	}
+	release, err := p.slot(ctx, tenant, timeout)
+	if err != nil {
+		return answer{}, source.NewError(source.ReasonTimeout, "fetching "+source.SafeURL(o.URL)+": no free worker within the fetch's timeout of "+timeout.String()+" (fetches and builds run a few at a time, one per namespace); a later attempt may succeed", nil)
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, timeout+fetchGrace)
+	defer cancel()
+	fr.URL, fr.Ref, fr.Timeout, fr.Limits = o.URL, o.Ref, timeout, o.Limits
+	fr.AllowFileURLs, fr.AllowInsecureHTTP, fr.Dir = o.AllowFileURLs, o.AllowInsecureHTTP, o.Dir
+	fr.LastRevision, fr.Target = o.LastRevision, o.Target
+	req := p.request(request{Fetch: fr})
+	if req.MaxFileSize = o.Limits.LargestFile(); req.MaxFileSize == 0 {
+		req.MaxFileSize = -1
+	}
+	p.fetches.Add(1)
+	ans, err := p.run(ctx, tenant, req, timeout+fetchGrace)
+	err = p.strike(strings.Join([]string{"fetch", tenant, o.URL, o.Dir}, "\x00"), err)
+	if err == nil {
+		return ans, nil
+	}
+	var died *DiedError
+	var le *render.LimitError
+	if errors.As(err, &le) && le.Limit == render.LimitTime {
+		return ans, source.NewError(source.ReasonTimeout, fmt.Sprintf("fetching %s: not done within spec.timeout (%s) and %s more, its worker was stopped; a later attempt may succeed",
+			source.SafeURL(o.URL), timeout, fetchGrace), nil)
+	}
+	if errors.As(err, &died) {
+		died.Revision = ans.resolved
+		what := err.Error()
+		if errors.As(err, &le) {
+			what = le.What()
+		}
+		return ans, source.NewError(source.ReasonLimitExceeded, "fetching "+source.SafeURL(o.URL)+": "+what, died)
+	}
+	return ans, fmt.Errorf("fetching %s: %w", source.SafeURL(o.URL), err)
 }
 
 // fetch is the worker's side: source.Fetch, telling the revision as soon
@@ -117,6 +143,9 @@ func fetch(req fetchRequest, out *json.Encoder) response {
 			}
 			return nil
 		}}
+	if req.ListOnly {
+		return list(o)
+	}
 	res, err := source.Fetch(context.Background(), o)
 	switch {
 	case skipped:
@@ -125,4 +154,17 @@ func fetch(req fetchRequest, out *json.Encoder) response {
 		return response{Error: toWire(err)}
 	}
 	return response{Fetched: &res}
+}
+
+// list is the worker's side of a ListOnly request.
+func list(o source.Options) response {
+	refs, err := source.List(context.Background(), o)
+	if err != nil {
+		return response{Error: toWire(err)}
+	}
+	names := make(map[string]string, len(refs))
+	for name, hash := range refs {
+		names[name.String()] = hash.String()
+	}
+	return response{Refs: names}
 }

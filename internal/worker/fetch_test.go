@@ -9,6 +9,7 @@ package worker
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -125,4 +126,39 @@ func TestFetchSkipsTheRevisionItWasToldToSkip(t *testing.T) {
 	res, err := (&Pool{}).Fetch(t.Context(), "team-a", o, secret, "git-auth", "main@sha1:"+first)
 	require.NoError(t, err)
 	assert.Equal(t, "main@sha1:"+second, res.Revision)
+}
+
+func TestAListOverSSHRunsInAWorkerUnderItsLimits(t *testing.T) {
+	skipOffLinux(t)
+	gittest.Isolate(t)
+	root := t.TempDir()
+	r := gittest.NewRepo(t, root, "app")
+	commit := gittest.ImportCommit(t, r.Bare, "main", gittest.Text("app/cm.yaml", configMap))
+	key, pub := gittest.NewKey(t)
+	srv := gittest.ServeSSH(t, root, pub)
+	secret := map[string][]byte{"identity": key, "known_hosts": srv.KnownHosts()}
+	o := source.Options{URL: srv.URL("app.git"), Timeout: 10 * time.Second}
+	pool := &Pool{MaxMemory: 256 << 20}
+
+	refs, err := pool.List(t.Context(), "team-a", o, secret, "git-ssh")
+	require.NoError(t, err)
+	assert.Equal(t, commit, refs["refs/heads/main"])
+	assert.EqualValues(t, 1, pool.Lists(), "listed in a worker")
+
+	// A ref advertisement without end ends the worker, at its time or
+	// memory limit, not this process.
+	srv.Flood.Store(true)
+	before := heapInUse()
+	_, err = pool.List(t.Context(), "team-a", o, secret, "git-ssh")
+	var se *source.Error
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, []string{source.ReasonTimeout, source.ReasonLimitExceeded}, se.Reason, err.Error())
+	assert.Less(t, heapInUse()-before, int64(32<<20), "the listing's memory is the worker's")
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
 }

@@ -75,12 +75,16 @@ type Pool struct {
 	closed bool
 	// kills counts requests killed from outside in a row (strike).
 	kills map[string]int
-	// fetches counts the fetches run (Fetches), started the processes.
-	fetches, started atomic.Int64
+	// fetches counts the fetches and listings run (Fetches), lists the
+	// listings alone (Lists), started the processes.
+	fetches, lists, started atomic.Int64
 }
 
-// Fetches is how many fetches the pool ran in workers.
+// Fetches is how many fetches (and ref listings) the pool ran in workers.
 func (p *Pool) Fetches() int64 { return p.fetches.Load() }
+
+// Lists is how many of them were ref listings alone (List).
+func (p *Pool) Lists() int64 { return p.lists.Load() }
 
 // tenant is the one running place of a tenant's builds.
 type tenant struct {

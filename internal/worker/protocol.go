@@ -62,6 +62,8 @@ type fetchRequest struct {
 	// Skip is a revision not to fetch: the worker answers Skipped when
 	// the ref resolves to it, before downloading anything.
 	Skip string `json:",omitempty"`
+	// ListOnly asks for the remote's refs (source.List), nothing fetched.
+	ListOnly bool `json:",omitempty"`
 }
 
 // frame is one JSON value a worker writes on its stdout: the revision a
@@ -78,6 +80,8 @@ type response struct {
 	Error   *wireError        `json:",omitempty"`
 	Fetched *source.Result    `json:",omitempty"`
 	Skipped bool              `json:",omitempty"`
+	// Refs answers a ListOnly fetch: ref name → commit.
+	Refs map[string]string `json:",omitempty"`
 }
 
 // wireError is a build error as it crosses the process boundary: its
