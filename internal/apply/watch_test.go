@@ -49,6 +49,19 @@ func settle(t *testing.T, a *Applier, count *counter, set []*unstructured.Unstru
 	}
 }
 
+// settledConfigMap applies one ConfigMap in a new namespace as the
+// Applier's own user and settles: its watch shows it in sync.
+func settledConfigMap(t *testing.T) (*Applier, *counter, []*unstructured.Unstructured, Options) {
+	t.Helper()
+	a, count := newApplier(t)
+	ns := newNamespace(t)
+	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
+	o := Options{Source: source(ns)}
+	mustApply(t, a, set, o)
+	settle(t, a, count, set, o)
+	return a, count, set, o
+}
+
 // untilChanged applies set until the Apply reports id as something else
 // than unchanged (its watch has seen what happened to the object), and
 // fails the test after 10 s.
@@ -197,12 +210,7 @@ func TestWhatOneIdentityAppliedIsNotTakenAsAnothersPermission(t *testing.T) {
 }
 
 func TestAWatchThatEndedWithAnErrorIsNotTrusted(t *testing.T) {
-	a, count := newApplier(t)
-	ns := newNamespace(t)
-	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
-	o := Options{Source: source(ns)}
-	mustApply(t, a, set, o)
-	settle(t, a, count, set, o)
+	a, count, set, o := settledConfigMap(t)
 
 	a.watches.mu.Lock()
 	ended := map[watchKey]*watched{}
@@ -258,12 +266,7 @@ func seen(t *testing.T, a *Applier, name, rv string) {
 }
 
 func TestAnApplyAfterCloseStartsNoWatch(t *testing.T) {
-	a, count := newApplier(t)
-	ns := newNamespace(t)
-	set := []*unstructured.Unstructured{configMap(ns, "a", map[string]any{"k": "1"})}
-	o := Options{Source: source(ns)}
-	mustApply(t, a, set, o)
-	settle(t, a, count, set, o)
+	a, count, set, o := settledConfigMap(t)
 
 	a.Close()
 	for range 10 {
