@@ -50,13 +50,15 @@ type watchedBody struct {
 	started bool
 }
 
+// Read counts what the receiver read, then, the first time, says that it
+// reads: a test that waits for that sees the first bytes counted.
 func (b *watchedBody) Read(p []byte) (int, error) {
-	if !b.started {
+	n, err := b.ReadCloser.Read(p)
+	b.w.read.Add(int64(n))
+	if !b.started && (n > 0 || err != nil) {
 		b.started = true
 		b.w.reading <- struct{}{}
 	}
-	n, err := b.ReadCloser.Read(p)
-	b.w.read.Add(int64(n))
 	return n, err
 }
 
