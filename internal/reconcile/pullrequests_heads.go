@@ -105,11 +105,7 @@ func (r *PullRequestReconciler) refHeads(ctx context.Context, gr *v1alpha1.GitRe
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{}
-	for name, hash := range refs {
-		names[name.String()] = hash.String()
-	}
-	return matchRefs(names, pattern), nil
+	return matchRefs(source.RefNames(refs), pattern), nil
 }
 
 // matchRefs are the refs (name → commit) that pattern matches, its '*' a

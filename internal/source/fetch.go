@@ -226,6 +226,15 @@ func List(ctx context.Context, o Options) (map[plumbing.ReferenceName]plumbing.H
 	return newRemoteRefs(list), nil
 }
 
+// RefNames is a listing as ref name → commit, both as strings.
+func RefNames(refs map[plumbing.ReferenceName]plumbing.Hash) map[string]string {
+	names := make(map[string]string, len(refs))
+	for name, hash := range refs {
+		names[name.String()] = hash.String()
+	}
+	return names
+}
+
 func fetchTarget(ctx context.Context, o Options, t target) (Result, error) {
 	repo, err := openCache(o.Dir)
 	if err != nil {

@@ -162,9 +162,5 @@ func list(o source.Options) response {
 	if err != nil {
 		return response{Error: toWire(err)}
 	}
-	names := make(map[string]string, len(refs))
-	for name, hash := range refs {
-		names[name.String()] = hash.String()
-	}
-	return response{Refs: names}
+	return response{Refs: source.RefNames(refs)}
 }
