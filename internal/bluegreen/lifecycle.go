@@ -187,6 +187,7 @@ func (d *decider) finalizing() {
 		d.orphanChildren()
 		return
 	}
+	orphaned := d.unowned() != nil // the collector orphaned them: they run on
 	d.forgetUnowned()
 	d.end(v1alpha1.RolloutAborted, "the FlinkBlueGreenDeployment is being deleted")
 	d.setJob(v1alpha1.JobReconciling, "") // its job is being stopped
@@ -194,6 +195,9 @@ func (d *decider) finalizing() {
 	var h *Child                          // the holder a savepoint can still be taken of
 	if g != nil && !g.Deleting {
 		h = g
+	}
+	if g == nil && !orphaned {
+		g = d.goneHolder() // read before the status is rewritten below
 	}
 	if s := d.st.BlueGreenState; g != nil && s == "" || s.InProgress() {
 		// The transition is over (or the status was lost): the holder
@@ -267,6 +271,54 @@ func (d *decider) deletingChild() *Child {
 	return nil
 }
 
+// goneHolder stands for the holder when no child of the parent is left,
+// the garbage collector of a foreground deletion (or a person) having
+// deleted it before the deletion was first seen: the child the stored
+// status names active (the colour being deployed by a first deployment),
+// with the spec last rolled out and the newest savepoint of its job the
+// history knows; nil when no job is known to have run.
+func (d *decider) goneHolder() *Child {
+	st := &d.in.Parent.Status
+	s, name := st.BlueGreenState, st.ActiveDeployment
+	switch {
+	case s.Transitioning() && name == "":
+		name = d.childName(stateColour(s)) // a first deployment under way
+	case !s.Active() && !s.InProgress() || name == "":
+		return nil
+	}
+	spec := d.spec.Template.Spec.DeepCopy()
+	if d.last != nil {
+		spec = d.last.Template.Spec.DeepCopy() // what was last rolled out, not a commit since
+	}
+	spec.Job.InitialSavepointPath = d.startedFrom(name)
+	c := Blue
+	if name == d.childName(Green) {
+		c = Green
+	}
+	return &Child{Name: name, Color: c, Spec: *spec, Revision: d.st.ActiveRevision, Deleting: true}
+}
+
+// startedFrom is the newest savepoint of the job of child name the
+// history knows: one a blue/green rollout from it took (completed, the
+// rollout cut over or not), else the one the rollout that started it
+// restored; "" after an in-place change since (its job restarted from a
+// savepoint the status does not know) or when none is known.
+func (d *decider) startedFrom(name string) string {
+	h := d.in.Parent.Status.History
+	for i := len(h) - 1; i >= 0; i-- {
+		r := h[i]
+		switch {
+		case r.To == name && r.Kind == v1alpha1.RolloutInPlace:
+			return "" // restarted from a savepoint the status does not know
+		case r.To == name:
+			return r.RestoredFrom // the rollout that started its job, whatever came of it
+		case r.From == name && r.Kind == v1alpha1.RolloutBlueGreen && r.SavepointPath != "":
+			return r.SavepointPath // a newer savepoint of its job, taken by a rollout from it
+		}
+	}
+	return ""
+}
+
 // recordDeleted records the state of a holder something else deletes
 // first (a foreground deletion, a child deleted by hand): too late for a
 // savepoint, its last completed one is kept, or, with none known, a
@@ -285,6 +337,11 @@ func (d *decider) recordDeleted(g *Child) {
 	}
 	d.askFinalSavepoint(g, name, lc)
 	d.st.Savepoint.Path = lc
+	if d.child(g.Color) == nil { // goneHolder's
+		d.event(true, "ChildDeletedFirst", "FlinkDeployment %s was gone when the deletion was first seen (a foreground deletion, or by hand), so its state is recorded from the status, which knows none of its checkpoints: %s",
+			g.Name, d.nextStart(lc))
+		return
+	}
 	d.event(true, "ChildDeletedFirst", "FlinkDeployment %s was deleted before its final savepoint could be taken (a foreground deletion, or by hand): %s",
 		g.Name, d.nextStart(lc))
 }

@@ -468,6 +468,66 @@ func TestHolderDeletedFirstStillLeavesARecord(t *testing.T) {
 	})
 }
 
+// A foreground deletion whose garbage collector removes the children
+// before the controller first sees the deletion leaves no child to read:
+// the record is taken from what the status says ran, so that a later
+// object of the name never starts empty for want of one.
+func TestHolderGoneBeforeTheDeletionIsSeenStillLeavesARecord(t *testing.T) {
+	const from = "/sp/initial"
+	deployedFrom := func(t *testing.T, path string) *world {
+		w := newWorld(t, v1alpha1.UpgradeModeSavepoint)
+		w.parent.Spec.Template.Spec.Job.InitialSavepointPath = path
+		w.step()
+		w.ready(Blue)
+		w.step()
+		return w
+	}
+	t.Run("first job, started from the template's savepoint", func(t *testing.T) {
+		w := deployedFrom(t, from)
+		d := gcDeletesAll(w)
+		rec := recordAsked(d)
+		if rec == nil || rec.JobName != "orders-blue" || rec.Record.Existing != from || rec.Revision != r1 ||
+			!d.Finalize || eventMessage(d, "ChildDeletedFirst") == "" {
+			w.fatalf("want %q recorded for orders-blue and a warning: %s %+v %s", from, describeActions(d.Actions), rec, describeEvents(d.Events))
+		}
+		if d = w.step(); recordAsked(d) != nil {
+			w.fatalf("recorded twice: %s", describeActions(d.Actions))
+		}
+	})
+	t.Run("after a blue/green transition, the savepoint green started from", func(t *testing.T) {
+		w, sp := toActiveGreen(t, v1alpha1.UpgradeModeSavepoint)
+		d := gcDeletesAll(w)
+		if rec := recordAsked(d); sp == "" || rec == nil || rec.JobName != "orders-green" || rec.Record.Existing != sp {
+			w.fatalf("want %q recorded for orders-green: %s %+v", sp, describeActions(d.Actions), rec)
+		}
+	})
+	t.Run("an in-place change since, even one that failed: no savepoint known", func(t *testing.T) {
+		w := deployedFrom(t, from)
+		w.status().History = append(w.status().History, v1alpha1.RolloutRecord{Kind: v1alpha1.RolloutInPlace,
+			From: "orders-blue", To: "orders-blue", Outcome: v1alpha1.RolloutFailed, Reason: "the job failed", Revision: r2,
+			StartedAt: metav1.Time{Time: w.now}, FinishedAt: &metav1.Time{Time: w.now}})
+		d := gcDeletesAll(w)
+		rec := recordAsked(d)
+		if rec == nil || rec.Record.Existing != "" || !strings.Contains(eventMessage(d, "ChildDeletedFirst"), "does not start until") {
+			w.fatalf("want a record that holds no savepoint: %s %+v %s", describeActions(d.Actions), rec, describeEvents(d.Events))
+		}
+	})
+	t.Run("during a transition, the savepoint it took", func(t *testing.T) {
+		w := deployed(t, v1alpha1.UpgradeModeSavepoint)
+		sp := startTransition(w, v1alpha1.UpgradeModeSavepoint)
+		d := gcDeletesAll(w)
+		if rec := recordAsked(d); sp == "" || rec == nil || rec.JobName != "orders-blue" || rec.Record.Existing != sp {
+			w.fatalf("want %q recorded for orders-blue: %s %+v", sp, describeActions(d.Actions), rec)
+		}
+	})
+	t.Run("stateless: nothing to record", func(t *testing.T) {
+		w := deployed(t, v1alpha1.UpgradeModeStateless)
+		if d := gcDeletesAll(w); recordAsked(d) != nil || !d.Finalize {
+			w.fatalf("want no record and the finalizer gone: %s", describeActions(d.Actions))
+		}
+	})
+}
+
 // A job restarting goes on from state newer than its last savepoint: the
 // deletion asks it for a fresh one, and keeps the last completed one only
 // if that fails.

@@ -198,3 +198,37 @@ func TestForegroundDeletionLeavesARecordTheNextObjectHonours(t *testing.T) {
 		return st.JobStatus.State == v1alpha1.JobFailing && strings.Contains(st.Error, "holds no completed savepoint")
 	})
 }
+
+// TestAForegroundDeletionSeenOnlyAfterItsChildrenAreGoneKeepsTheirState:
+// the controller first sees a foreground deletion after the garbage
+// collector has removed the children (it was down, or slow): it records
+// the savepoint the status says the job started from, and the next object
+// of the name starts from it.
+func TestAForegroundDeletionSeenOnlyAfterItsChildrenAreGoneKeepsTheirState(t *testing.T) {
+	ns := newNamespace(t)
+	stop := startController(t, ns)
+	deployBlue(t, ns, "orders")
+	update(t, ns, "orders", 2, "flink:1.20.1", "")
+	eventually(t, ns, "ACTIVE_GREEN", state(t, ns, "orders", v1alpha1.ActiveGreen, v1alpha1.JobRunning))
+	green, _ := child(ns, "orders-green")
+	from := nested(green, "spec", "job", "initialSavepointPath")
+	require.NotEmpty(t, from, "green started from blue's savepoint")
+	eventually(t, ns, "blue gone", func() bool { _, b := child(ns, "orders-blue"); return !b })
+
+	stop()
+	require.NoError(t, env.Client.Delete(t.Context(), getFBGD(t, ns, "orders"), client.PropagationPolicy(metav1.DeletePropagationForeground)))
+	eventually(t, ns, "green deleted by the garbage collector", func() bool { _, g := child(ns, "orders-green"); return !g })
+	require.Contains(t, getFBGD(t, ns, "orders").Finalizers, v1alpha1.FinalSavepointFinalizer, "the object waits for the controller")
+
+	startController(t, ns)
+	eventually(t, ns, "orders gone", func() bool {
+		err := env.Client.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "orders"}, &v1alpha1.FlinkBlueGreenDeployment{})
+		return apierrors.IsNotFound(err)
+	})
+	recs := records(t, ns, "orders")
+	require.Len(t, recs, 1, "a record is kept")
+	require.NoError(t, env.Client.Create(t.Context(), fbgdObject(t, ns, "orders", 3, "flink:1.20.1", "")))
+	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "orders", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
+	blue, _ := child(ns, "orders-blue")
+	assert.Equal(t, from, nested(blue, "spec", "job", "initialSavepointPath"), "the next job starts from the state green started from")
+}
