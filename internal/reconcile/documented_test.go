@@ -108,9 +108,9 @@ func TestDeletingAGitRepositoryLeavesWhatItApplied(t *testing.T) {
 	f.waitApplied(rev)
 	eventually(t, ns, "ACTIVE_BLUE", state(t, ns, "job", v1alpha1.ActiveBlue, v1alpha1.JobRunning))
 	blueJob := jobIDOf(ns, "job-blue")
-	checkout := filepath.Join(cache, ns, "flink")
-	_, err := os.Stat(checkout)
-	require.NoError(t, err, "the controller keeps a checkout of the repository")
+	dirs := sharedDirs(t, cache, ns)
+	require.Len(t, dirs, 1, "the controller keeps a checkout of the repository")
+	checkout := filepath.Join(cache, ns, dirs[0])
 	gr := f.get()
 	assert.Empty(t, gr.Finalizers, "a GitRepository holds no finalizer: nothing is cleaned up on deletion")
 

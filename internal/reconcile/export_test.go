@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"bggitops.dev/bg-gitops/internal/apply"
 	"bggitops.dev/bg-gitops/internal/source"
@@ -55,3 +56,10 @@ var (
 	ObserveSnapshot = observeSnapshot
 	SnapshotObject  = snapshotObject
 )
+
+// EnableShares lets r share fetches as the controller does; it returns
+// the wake-ups.
+func EnableShares(r *GitRepositoryReconciler) <-chan event.GenericEvent {
+	r.Shares = newShares(shareSecret(""), r.Cache.Discard)
+	return r.Shares.wake
+}

@@ -53,8 +53,12 @@ type GitRepositoryReconciler struct {
 	Recorder events.EventRecorder
 	Applier  *apply.Applier
 	Renderer *Renderer
-	// Cache holds one git checkout per object, within a byte budget.
+	// Cache holds one git checkout per object, or per share, within a
+	// byte budget.
 	Cache *source.Cache
+	// Shares, when set, lets the objects of a namespace that read the
+	// same repository share its fetch (see gitrepository_share.go).
+	Shares *shares
 	// Worker, when set, runs every fetch in a worker process the OS
 	// bounds, as Renderer.Worker runs the builds (see package worker).
 	Worker *worker.Pool
@@ -87,10 +91,18 @@ type gitRun struct {
 	gr      *v1alpha1.GitRepository
 	base    *v1alpha1.GitRepository
 	fetched source.Result
-	// dir is the object's cache directory, kept from eviction while the
-	// reconcile runs.
-	dir    string
-	result ctrl.Result
+	// dir is the object's cache directory, its share's or its own (named
+	// cacheName in Cache), kept from eviction until leave; share is the
+	// share's key ("" none).
+	dir, cacheName, share string
+	leave                 func()
+	// auth and sec are the fetch's credentials, read once (authRead) with
+	// their error.
+	auth     *source.Auth
+	sec      *corev1.Secret
+	authErr  error
+	authRead bool
+	result   ctrl.Result
 	// stalled: the outcome is stalled (finish); summarize keeps Stalled.
 	stalled bool
 	// rebased: a status write was put onto a newer version of the object,
@@ -116,7 +128,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		forgetMetrics(v1alpha1.GitRepositoryKind, req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	if wait, early := r.next.notYet(req.NamespacedName, gr.ResourceVersion, r.now()); early {
+	if wait, early := r.next.notYet(req.NamespacedName, gr.ResourceVersion, r.now()); early && !r.Shares.wokenSince(req.NamespacedName) {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	release, ok := r.Slots.acquire(client.ObjectKeyFromObject(gr))
@@ -125,7 +137,16 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{RequeueAfter: busyRetry}, nil
 	}
 	defer release()
-	run := &gitRun{gr: gr, base: gr.DeepCopy()}
+	run := &gitRun{gr: gr, base: gr.DeepCopy(), leave: func() {}}
+	if !gr.IsSuspended() {
+		if !r.enterCache(ctx, run) {
+			logf.FromContext(ctx).V(1).Info("another GitRepository of the same repository holds its fetch", "requeueAfter", busyRetry)
+			return ctrl.Result{RequeueAfter: busyRetry}, nil
+		}
+		defer run.leave()
+	} else {
+		r.Shares.forget(req.NamespacedName) // woken for nothing, and keeps no checkout alive
+	}
 	asked := askedOf(gr)
 	start := time.Now()
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
@@ -143,13 +164,6 @@ func (r *GitRepositoryReconciler) steps(ctx context.Context, run *gitRun) error 
 	if run.gr.IsSuspended() {
 		return nil
 	}
-	dir, release := r.Cache.Acquire(run.gr.Namespace, run.gr.Name)
-	run.dir = dir
-	defer func() {
-		if evicted := release(); len(evicted) > 0 {
-			logf.FromContext(ctx).V(1).Info("git cache over budget: checkouts removed, fetched afresh when next needed", "evicted", evicted)
-		}
-	}()
 	for _, s := range []step{r.acknowledge, r.ensureWebhookPath, r.schedule, r.fetch, r.build} {
 		if err := s(ctx, run); err != nil {
 			return err
@@ -202,6 +216,7 @@ func (r *GitRepositoryReconciler) forget(id types.NamespacedName) {
 	forgetMetrics(v1alpha1.GitRepositoryKind, id)
 	r.Renderer.Forget(id)
 	r.Cache.Forget(id.Namespace, id.Name)
+	r.Shares.forget(id)
 	r.Applying.forget(id.String())
 	r.next.forget(id)
 }
@@ -259,7 +274,10 @@ func (r *GitRepositoryReconciler) schedule(_ context.Context, run *gitRun) error
 
 func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error {
 	gr := run.gr
-	auth, sec, err := r.auth(ctx, run)
+	auth, sec, err := run.auth, run.sec, run.authErr
+	if !run.authRead {
+		auth, sec, err = r.auth(ctx, run)
+	}
 	if err != nil {
 		return failed(v1alpha1.FetchFailedCondition, "AuthenticationFailed", err)
 	}
@@ -269,10 +287,10 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 	}
 	res, err := r.fetchSource(ctx, run, source.Options{
 		URL: gr.Spec.URL, Ref: gr.GetRef(), Auth: auth, Timeout: gr.GetTimeout(),
-		Dir: run.dir, LastRevision: last, CheckedOut: r.Cache.CheckedOut(gr.Namespace, gr.Name),
+		Dir: run.dir, LastRevision: last, CheckedOut: r.Cache.CheckedOut(gr.Namespace, run.cacheName),
 		Limits: r.GitLimits, AllowFileURLs: r.AllowFileURLs, AllowInsecureHTTP: r.AllowInsecureHTTP,
 	}, sec)
-	r.Cache.SetCheckedOut(gr.Namespace, gr.Name, checkedOut(res, err))
+	r.Cache.SetCheckedOut(gr.Namespace, run.cacheName, checkedOut(res, err))
 	if err != nil {
 		if gr.Spec.SecretRef != nil {
 			r.secrets.drop(secretKey(gr, gr.Spec.SecretRef.Name)) // perhaps rotated
@@ -280,6 +298,7 @@ func (r *GitRepositoryReconciler) fetch(ctx context.Context, run *gitRun) error 
 		return failed(v1alpha1.FetchFailedCondition, fetchReason(err), err)
 	}
 	run.fetched = res
+	r.fetched(run, res)
 	clearCondition(&gr.Status.Conditions, v1alpha1.FetchFailedCondition)
 	if last != res.Revision {
 		// No event of its own: the apply's event (Applied, or the

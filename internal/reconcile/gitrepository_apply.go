@@ -34,6 +34,7 @@ import (
 func (r *GitRepositoryReconciler) build(ctx context.Context, run *gitRun) error {
 	gr, rev := run.gr, run.fetched.Revision
 	objs, err := r.render(ctx, run, rev)
+	run.leave() // the apply reads no file of the checkout
 	if err != nil {
 		// The sync status follows LastAttemptedRevision: without this the
 		// failure would be posted to the previous, good commit.
@@ -99,7 +100,7 @@ func (r *GitRepositoryReconciler) render(ctx context.Context, run *gitRun, rev s
 		// The checkout may be what failed (a directory changed on the
 		// volume): the next poll reads it again rather than trusting
 		// the commit remembered.
-		r.Cache.SetCheckedOut(gr.Namespace, gr.Name, "")
+		r.Cache.SetCheckedOut(gr.Namespace, run.cacheName, "")
 	}
 	return objs, err
 }

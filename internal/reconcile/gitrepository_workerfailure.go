@@ -59,9 +59,11 @@ func (r *GitRepositoryReconciler) fetchSource(ctx context.Context, run *gitRun, 
 	// without end would take the controller's memory: the worker lists,
 	// under its limits, at every poll.
 	if httpURL(o.URL) {
-		polled, unchanged, err := source.Poll(ctx, o)
-		if err != nil || unchanged {
-			if unchanged {
+		// The directory may hold the commit checked out already, fetched
+		// by another object of its share (has): nothing is left to fetch.
+		polled, unchanged, has, err := r.poll(ctx, run, o)
+		if err != nil || unchanged || has {
+			if err == nil {
 				r.clearWorkerFailure(run, v1alpha1.WorkerStageFetch)
 			}
 			return polled, err

@@ -215,6 +215,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 		GitLimits: o.GitLimits, AllowFileURLs: o.AllowFileURLs, AllowInsecureHTTP: o.AllowInsecureHTTP,
 		Tenancy: o.Tenancy, ReceiverExternalURL: o.ReceiverExternalURL,
 	}
+	r.Shares = newShares(shareSecret(o.CacheDir), cache.Discard)
 	if o.RenderWorker != nil {
 		if err := mgr.Add(warmWorkers{o.RenderWorker}); err != nil {
 			return nil, err
@@ -227,6 +228,7 @@ func setupGitRepository(mgr ctrl.Manager, o Options, applier *apply.Applier, rep
 	if src := slots.source(); src != nil {
 		b = b.WatchesRawSource(src)
 	}
+	b = b.WatchesRawSource(r.Shares.source())
 	return r, b.Complete(r)
 }
 

@@ -184,10 +184,25 @@ func (c *Cache) SetCheckedOut(namespace, name, commit string) {
 
 // Forget removes the directory of namespace/name (a deleted repository).
 func (c *Cache) Forget(namespace, name string) {
+	c.Discard(namespace, name)()
+}
+
+// Discard forgets the directory of namespace/name at once, moving it out
+// of the way, and returns the removal of what it held, which may take a
+// while: a caller under a lock of its own runs it after unlocking.
+func (c *Cache) Discard(namespace, name string) (remove func()) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	delete(c.entries, namespace+"/"+name)
-	c.mu.Unlock()
-	_ = os.RemoveAll(c.Dir(namespace, name))
+	c.trash++
+	t := filepath.Join(c.root, fmt.Sprintf("%s%d", evictedPrefix, c.trash))
+	if err := os.Rename(c.Dir(namespace, name), t); err != nil {
+		// Not there, or not movable: never removed in place, where a
+		// new user of the name may be writing by the time it runs (the
+		// budget evicts what is left).
+		return func() {}
+	}
+	return func() { _ = os.RemoveAll(t) }
 }
 
 // Size is the bytes the cache's directories held when last measured.

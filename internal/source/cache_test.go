@@ -139,3 +139,23 @@ func TestCacheMeasuresADirectoryOnlyAfterItChanged(t *testing.T) {
 	assert.Equal(t, withOne, use(""), "a failed fetch: walked again")
 	assert.Empty(t, c.CheckedOut("a", "one"), "after a failed fetch the commit is unknown")
 }
+
+// A directory discarded while absent is never removed later in place,
+// where a new user of the name may have made it meanwhile.
+func TestADiscardNeverRemovesADirectoryMadeAfterIt(t *testing.T) {
+	c, err := NewCache(t.TempDir(), -1)
+	require.NoError(t, err)
+	remove := c.Discard("ns", "_shared-k")
+	dir, release := c.Acquire("ns", "_shared-k")
+	defer release()
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "HEAD"), []byte("x"), 0o600))
+	remove()
+	_, err = os.Stat(filepath.Join(dir, "HEAD"))
+	assert.NoError(t, err, "the new user's checkout stays")
+
+	remove = c.Discard("ns", "_shared-k")
+	_, err = os.Stat(dir)
+	assert.True(t, os.IsNotExist(err), "discarded: moved out of the way at once")
+	remove()
+}

@@ -166,6 +166,12 @@ func holds(o Options, h plumbing.Hash) bool {
 
 // checkedOutAt reports whether the cache in dir holds commit h checked out
 // whole.
+// CheckedOutAt reports whether the cache directory dir holds commit (hex)
+// checked out whole.
+func CheckedOutAt(dir, commit string) bool {
+	return commit != "" && checkedOutAt(dir, plumbing.NewHash(commit))
+}
+
 func checkedOutAt(dir string, h plumbing.Hash) bool {
 	repo, err := openRepo(dir)
 	if err != nil {
