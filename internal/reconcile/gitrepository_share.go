@@ -388,7 +388,7 @@ func (r *GitRepositoryReconciler) enterCache(ctx context.Context, run *gitRun) b
 // reconcile and a cron schedule always list. has reports a directory
 // that holds the listed commit checked out already.
 func (r *GitRepositoryReconciler) poll(ctx context.Context, run *gitRun, o gitsource.Options) (res gitsource.Result, unchanged, has bool, err error) {
-	defer func() { has = err == nil && holdsCommit(o, res.Commit) }()
+	defer func() { has = err == nil && gitsource.Holds(o, res.Commit) }()
 	if r.Shares == nil || run.share == "" {
 		res, unchanged, err = gitsource.Poll(ctx, o)
 		return res, unchanged, false, err
@@ -402,22 +402,13 @@ func (r *GitRepositoryReconciler) poll(ctx context.Context, run *gitRun, o gitso
 	if l, at, ok := r.Shares.recentListing(run.share, id, maxAge, now); ok {
 		l.Dir = o.Dir
 		run.result.RequeueAfter = max(run.result.RequeueAfter-now.Sub(at), time.Second)
-		return l, l.Revision == o.LastRevision && holdsCommit(o, l.Commit), false, nil
+		return l, l.Revision == o.LastRevision && gitsource.Holds(o, l.Commit), false, nil
 	}
 	res, unchanged, err = gitsource.Poll(ctx, o)
 	if err == nil {
 		r.Shares.noteListing(run.share, id, res, now)
 	}
 	return res, unchanged, false, err
-}
-
-// holdsCommit reports whether o.Dir holds commit checked out: as the
-// cache remembers it, else as the directory says.
-func holdsCommit(o gitsource.Options, commit string) bool {
-	if o.CheckedOut != "" {
-		return o.CheckedOut == commit
-	}
-	return gitsource.CheckedOutAt(o.Dir, commit)
 }
 
 // fetched records the commit run found its ref at in its share; a new

@@ -166,10 +166,10 @@ func holds(o Options, h plumbing.Hash) bool {
 
 // checkedOutAt reports whether the cache in dir holds commit h checked out
 // whole.
-// CheckedOutAt reports whether the cache directory dir holds commit (hex)
-// checked out whole.
-func CheckedOutAt(dir, commit string) bool {
-	return commit != "" && checkedOutAt(dir, plumbing.NewHash(commit))
+// Holds reports whether o.Dir holds commit (hex) checked out: as the
+// caller remembers it (o.CheckedOut), else as the directory says.
+func Holds(o Options, commit string) bool {
+	return commit != "" && holds(o, plumbing.NewHash(commit))
 }
 
 func checkedOutAt(dir string, h plumbing.Hash) bool {
