@@ -80,7 +80,7 @@ func loadSettings() settings {
 	}
 	phases := os.Getenv("BENCH_PHASES")
 	if phases == "" {
-		phases = "scale,flux,leader-off,qps,shards,takeover,rollout"
+		phases = "scale,flux,leader-off,qps,shards,takeover,rollout,monorepo"
 	}
 	for _, p := range strings.Split(phases, ",") {
 		s.phases[strings.TrimSpace(p)] = true
@@ -88,8 +88,8 @@ func loadSettings() settings {
 	switch {
 	case os.Getenv("FLUX") == "0":
 		s.fluxNotRun = "not run (FLUX=0)"
-	case !s.phases["flux"]:
-		s.fluxNotRun = "not run (BENCH_PHASES without flux)"
+	case !s.phases["flux"] && !s.phases["monorepo"]:
+		s.fluxNotRun = "not run (BENCH_PHASES without flux or monorepo)"
 	}
 	return s
 }

@@ -90,7 +90,7 @@ func TestScenarios(t *testing.T) {
 			w.phase(t, fmt.Sprintf("scale-%d", n), func(t *testing.T) { w.scalePhase(t, n, true) })
 		}
 	}
-	if s.fluxNotRun == "" {
+	if s.fluxNotRun == "" && s.phases["flux"] {
 		w.phase(t, "flux", w.fluxPhase)
 	}
 	if s.phases["leader-off"] {
@@ -107,6 +107,9 @@ func TestScenarios(t *testing.T) {
 	}
 	if s.phases["rollout"] {
 		w.phase(t, "rollout", w.rolloutPhase)
+	}
+	if s.phases["monorepo"] {
+		w.phase(t, "monorepo", w.monorepoPhase)
 	}
 	w.goBenchmarks()
 }
