@@ -14,8 +14,10 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"maps"
 	"os"
 	"path/filepath"
@@ -158,12 +160,8 @@ func (s *shares) keyOf(gr *v1alpha1.GitRepository, sec map[string][]byte) string
 
 // writeField writes b length-prefixed, so that no two field lists hash
 // alike.
-func writeField(h interface{ Write([]byte) (int, error) }, b []byte) {
-	var n [8]byte
-	for i, l := 0, uint64(len(b)); i < 8; i++ {
-		n[i] = byte(l >> (8 * i))
-	}
-	_, _ = h.Write(n[:])
+func writeField(h hash.Hash, b []byte) {
+	_, _ = h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
 	_, _ = h.Write(b)
 }
 
@@ -388,10 +386,9 @@ func (r *GitRepositoryReconciler) enterCache(ctx context.Context, run *gitRun) b
 // reconcile and a cron schedule always list. has reports a directory
 // that holds the listed commit checked out already.
 func (r *GitRepositoryReconciler) poll(ctx context.Context, run *gitRun, o gitsource.Options) (res gitsource.Result, unchanged, has bool, err error) {
-	defer func() { has = err == nil && gitsource.Holds(o, res.Commit) }()
 	if r.Shares == nil || run.share == "" {
 		res, unchanged, err = gitsource.Poll(ctx, o)
-		return res, unchanged, false, err
+		return res, unchanged, err == nil && (unchanged || gitsource.Holds(o, res.Commit)), err
 	}
 	id := client.ObjectKeyFromObject(run.gr)
 	maxAge := time.Duration(float64(run.gr.GetInterval()) * (1 - gitsource.Jitter))
@@ -402,13 +399,15 @@ func (r *GitRepositoryReconciler) poll(ctx context.Context, run *gitRun, o gitso
 	if l, at, ok := r.Shares.recentListing(run.share, id, maxAge, now); ok {
 		l.Dir = o.Dir
 		run.result.RequeueAfter = max(run.result.RequeueAfter-now.Sub(at), time.Second)
-		return l, l.Revision == o.LastRevision && gitsource.Holds(o, l.Commit), false, nil
+		has = gitsource.Holds(o, l.Commit)
+		return l, has && l.Revision == o.LastRevision, has, nil
 	}
 	res, unchanged, err = gitsource.Poll(ctx, o)
-	if err == nil {
-		r.Shares.noteListing(run.share, id, res, now)
+	if err != nil {
+		return res, false, false, err
 	}
-	return res, unchanged, false, err
+	r.Shares.noteListing(run.share, id, res, now)
+	return res, unchanged, unchanged || gitsource.Holds(o, res.Commit), nil
 }
 
 // fetched records the commit run found its ref at in its share; a new
