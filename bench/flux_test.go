@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"bggitops.dev/bg-gitops/internal/spawn"
 	"bggitops.dev/bg-gitops/internal/testing/testenv"
 )
 
@@ -332,25 +333,17 @@ func (w *world) startFluxController(t *testing.T, name, binary, user string, ext
 		}
 	}
 	p.cmd.Env = append(env, "KUBECONFIG="+w.flux.kubeconfig[user], "HOME="+dir)
-	// Pdeathsig fires when the thread that started the child exits: start
-	// it from a thread that is not given back to the runtime's pool before
-	// the process is reaped.
-	started := make(chan error)
+	// Pdeathsig fires when the thread that started the child exits:
+	// spawn.Start forks from a thread that never does.
+	if err := spawn.Start(p.cmd); err != nil {
+		logFile.Close()
+		t.Fatal(err)
+	}
 	go func() {
-		runtime.LockOSThread()
-		err := p.cmd.Start()
-		started <- err
-		if err != nil {
-			logFile.Close()
-			return
-		}
 		_ = p.cmd.Wait()
 		logFile.Close()
 		close(p.done)
 	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { p.stop(syscall.SIGTERM) })
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
@@ -490,11 +483,11 @@ func (w *world) fluxScalePhase(t *testing.T, n int) {
 	cpu := cpuTimes{}
 	for r := 1; r <= rounds; r++ {
 		ns := fmt.Sprintf("flux-%s-r%d", name, r)
-		c0 := snapshotCPU(src, ks)
+		c0 := w.snapshotCPU(src, ks)
 		off, from := w.audit.offset(), time.Now()
 		g0 := w.git.busy()
 		d := w.fluxCreateAll(t, ns, n)
-		cpu.add(c0, snapshotCPU(src, ks))
+		cpu.add(c0, w.snapshotCPU(src, ks))
 		if r == rounds {
 			to := time.Now()
 			w.rep.Extra["creation, "+label+", last round: API server time for source-controller's requests"] = w.audit.serverTime(off, fluxSourceUser, from, to)
@@ -611,7 +604,7 @@ func (w *world) fluxLatencyRounds(t *testing.T, ns string, n int, label string) 
 	var lat []float64
 	for r := 0; r < w.s.rounds; r++ {
 		i := r % n
-		sha := commitBare(t, w.gitRoot, repoName(i), workloadFiles(i, fmt.Sprintf("flux-latency-%d-%d", r, time.Now().UnixNano())), "change")
+		sha := w.git.commit(t, repoName(i), workloadFiles(i, fmt.Sprintf("flux-latency-%d-%d", r, time.Now().UnixNano())), "change")
 		rev := "main@sha1:" + sha
 		start := time.Now()
 		gr := &unstructured.Unstructured{}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"bggitops.dev/bg-gitops/internal/spawn"
 )
 
 // stopTimeout is how long Gitea gets to exit after SIGTERM.
@@ -73,7 +75,9 @@ func (s *Server) startWeb(w io.Writer) (*proc, error) {
 	// Not bound to a context: the server lives until Stop.
 	cmd := s.command(context.Background(), "web")
 	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
+	// From the spawning thread: its parent-death signal must not fire when
+	// some other goroutine's locked thread, which may have forked it, ends.
+	if err := spawn.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start gitea web: %w", err)
 	}
 	p := &proc{cmd: cmd, done: make(chan struct{})}
