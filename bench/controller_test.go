@@ -351,7 +351,7 @@ func procCPU(pid int, withChildren bool) float64 {
 	sum := 0.0
 	idx := []int{11, 12} // utime, stime
 	if withChildren {
-		idx = append(idx, 13, 14) // cutime, cstime: waited-for children (git http-backend)
+		idx = append(idx, 13, 14) // cutime, cstime: waited-for children (git http-backend, Gitea's git)
 	}
 	for _, i := range idx {
 		v, _ := strconv.ParseFloat(f[i], 64)
@@ -388,8 +388,12 @@ func childrenNamed(name string) []int {
 	return out
 }
 
-func snapshotCPU(procs ...*controllerProc) cpuTimes {
+func (w *world) snapshotCPU(procs ...*controllerProc) cpuTimes {
 	c := cpuTimes{"benchmark process + git http-backend": procCPU(os.Getpid(), true)}
+	if w.git.forge != nil {
+		// Gitea waits for its git processes, so its children count too.
+		c = cpuTimes{"benchmark process": procCPU(os.Getpid(), true), "gitea": procCPU(w.git.forge.PID(), true)}
+	}
 	for _, p := range procs {
 		c["controller "+p.name] = procCPU(p.pid(), false)
 	}

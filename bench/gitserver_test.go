@@ -10,11 +10,14 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,16 +27,24 @@ import (
 	"time"
 
 	"bggitops.dev/bg-gitops/internal/testing/gittest"
+	"bggitops.dev/bg-gitops/internal/testing/testenv/gitea"
 )
 
-// gitServer is the same `git http-backend` CGI behind net/http that
-// gittest.ServeHTTP runs, plus a log of when each repository was asked
-// for its refs: the git side of "webhook → reconcile start" and of "git
-// requests per idle minute" needs per-repository timestamps, which
-// gittest's global counters do not give.
+// gitServer serves the bare repositories under root over smart HTTP on
+// 127.0.0.1 and logs when each repository was asked for its refs: the git
+// side of "webhook → reconcile start" and of "git requests per idle
+// minute" needs per-repository timestamps, which gittest's global counters
+// do not give. Behind it is either `git http-backend`, the CGI that
+// gittest.ServeHTTP runs, or a real Gitea's own smart HTTP (BENCH_GIT=gitea),
+// to which every commit is pushed: then URL/<repo>.git is Gitea's
+// <admin>/<repo>.git, so that both servers are addressed alike.
 type gitServer struct {
 	URL  string
 	root string
+	// forge, when set, is the Gitea the requests go to.
+	forge *gitea.Server
+	// onForge holds the repositories created on the forge.
+	onForge sync.Map
 
 	mu       sync.Mutex
 	listings map[string][]time.Time // repo → ref advertisements served
@@ -43,6 +54,7 @@ type gitServer struct {
 	listTime, packTime time.Duration
 }
 
+// serveGit serves root with `git http-backend`.
 func serveGit(t *testing.T, root string) *gitServer {
 	t.Helper()
 	gitPath, err := exec.LookPath("git")
@@ -56,8 +68,26 @@ func serveGit(t *testing.T, root string) *gitServer {
 		}
 	}
 	s := &gitServer{root: root, listings: map[string][]time.Time{}}
-	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"},
-		Env: append(env, "GIT_PROJECT_ROOT="+root, "GIT_HTTP_EXPORT_ALL=1"), Stderr: io.Discard}
+	s.serve(t, &cgi.Handler{Path: gitPath, Args: []string{"http-backend"},
+		Env: append(env, "GIT_PROJECT_ROOT="+root, "GIT_HTTP_EXPORT_ALL=1"), Stderr: io.Discard})
+	return s
+}
+
+// serveGitea serves root's repositories from forge, a running Gitea:
+// requests for /<repo>.git/… go to its /<admin>/<repo>.git/….
+func serveGitea(t *testing.T, root string, forge *gitea.Server) *gitServer {
+	t.Helper()
+	target, err := url.Parse(forge.URL + "/" + forge.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &gitServer{root: root, forge: forge, listings: map[string][]time.Time{}}
+	s.serve(t, &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, FlushInterval: -1})
+	return s
+}
+
+// serve starts the counting front of backend.
+func (s *gitServer) serve(t *testing.T, backend http.Handler) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now()
 		repo := strings.TrimPrefix(r.URL.Path, "/")
@@ -83,7 +113,36 @@ func serveGit(t *testing.T, root string) *gitServer {
 	}))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
-	return s
+}
+
+// name says who answers the git requests.
+func (s *gitServer) name() string {
+	if s.forge != nil {
+		return "Gitea's smart HTTP"
+	}
+	return "git http-backend"
+}
+
+// commit writes files as a new commit on main of repository name (see
+// commitBare) and, with a forge, pushes it there before it returns.
+func (s *gitServer) commit(t *testing.T, name string, files map[string]string, msg string) string {
+	t.Helper()
+	sha := commitBare(t, s.root, name, files, msg)
+	if s.forge == nil {
+		return sha
+	}
+	if _, made := s.onForge.Load(name); !made {
+		if _, err := s.forge.CreateRepo(context.Background(), name); err != nil {
+			t.Fatal(err)
+		}
+		s.onForge.Store(name, true)
+	}
+	cmd := exec.Command("git", "push", "--quiet", "--force", s.forge.AuthCloneURL(name), "refs/heads/main:refs/heads/main")
+	cmd.Dir = filepath.Join(s.root, name+".git")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git push to Gitea: %v: %s", err, strings.ReplaceAll(string(out), s.forge.AdminPassword, "***"))
+	}
+	return sha
 }
 
 // counts returns ref advertisements and upload-packs served so far.
@@ -113,8 +172,8 @@ func (s *gitServer) busySince(b gitBusy) string {
 		}
 		return float64(d.Microseconds()) / 1000 / float64(k)
 	}
-	return fmt.Sprintf("%d ref listings × %.1f ms, %d upload-packs × %.1f ms (git http-backend processes, wall time per request)",
-		n.lists-b.lists, per(n.listTime-b.listTime, n.lists-b.lists), n.packs-b.packs, per(n.packTime-b.packTime, n.packs-b.packs))
+	return fmt.Sprintf("%d ref listings × %.1f ms, %d upload-packs × %.1f ms (%s, wall time per request)",
+		n.lists-b.lists, per(n.listTime-b.listTime, n.lists-b.lists), n.packs-b.packs, per(n.packTime-b.packTime, n.packs-b.packs), s.name())
 }
 
 // firstListingAfter is the first time repo's refs were listed at or after t.
@@ -168,4 +227,16 @@ func commitBare(t *testing.T, root, name string, files map[string]string, msg st
 		t.Fatalf("git fast-import: %v: %s", err, out)
 	}
 	return gittest.Git(t, bare, "rev-parse", "refs/heads/main")
+}
+
+// startForge starts the Gitea that BENCH_GIT=gitea serves the repositories
+// from; it stops with the test.
+func startForge(t *testing.T) *gitea.Server {
+	t.Helper()
+	forge, err := gitea.Start(context.Background(), gitea.Options{})
+	if err != nil {
+		t.Fatalf("BENCH_GIT=gitea: %v", err)
+	}
+	t.Cleanup(func() { _ = forge.Stop() })
+	return forge
 }

@@ -41,6 +41,9 @@ type settings struct {
 	// fluxNotRun says why Flux's controllers are not run ("" when they
 	// are): FLUX=0, or BENCH_PHASES without flux.
 	fluxNotRun string
+	// gitea serves the repositories from a real Gitea's own smart HTTP
+	// (BENCH_GIT=gitea) instead of `git http-backend`.
+	gitea bool
 }
 
 func loadSettings() settings {
@@ -78,6 +81,7 @@ func loadSettings() settings {
 	if d, err := time.ParseDuration(os.Getenv("BENCH_IDLE")); err == nil {
 		s.idle = d
 	}
+	s.gitea = os.Getenv("BENCH_GIT") == "gitea"
 	phases := os.Getenv("BENCH_PHASES")
 	if phases == "" {
 		phases = "scale,flux,leader-off,qps,shards,takeover,rollout,monorepo"

@@ -97,9 +97,9 @@ func (w *world) monorepoPhase(t *testing.T) {
 	for _, k := range ks {
 		maxK = max(maxK, k)
 	}
-	commitBare(t, w.gitRoot, monoRepo, monoFiles(maxK, "v0"), "initial")
+	w.git.commit(t, monoRepo, monoFiles(maxK, "v0"), "initial")
 	url := w.git.URL + "/" + monoRepo + ".git"
-	w.rep.Workload["monorepo"] = fmt.Sprintf("one bare repository (git http-backend) with K paths of a kustomization of 3 ConfigMaps each; bg-gitops: K GitRepositories (interval 1m, path ./teamNNN); Flux: one GitRepository and K Kustomizations; K = %v, one round each", ks)
+	w.rep.Workload["monorepo"] = fmt.Sprintf("one repository (%s) with K paths of a kustomization of 3 ConfigMaps each; bg-gitops: K GitRepositories (interval 1m, path ./teamNNN); Flux: one GitRepository and K Kustomizations; K = %v, one round each", w.git.name(), ks)
 	p := w.startController(t, "mono", controllerArgs{leaderElect: true, leaseNS: leaseNS})
 	w.waitLeader(t, leaseNS)
 	for _, k := range ks {
@@ -194,7 +194,7 @@ func (w *world) monoRound(t *testing.T, id string, k int, ns string, create func
 	w.monoFigure(id+"-idle-git-k", k, "git requests per idle minute, "+label, "requests", float64(l1-l0+u1-u0)*perMin,
 		fmt.Sprintf("%.0f ref listings, %.0f upload-packs per minute (interval 1m)", float64(l1-l0)*perMin, float64(u1-u0)*perMin))
 
-	sha := commitBare(t, w.gitRoot, monoRepo, monoFiles(k, fmt.Sprintf("push-%d", time.Now().UnixNano())), "change every path")
+	sha := w.git.commit(t, monoRepo, monoFiles(k, fmt.Sprintf("push-%d", time.Now().UnixNano())), "change every path")
 	rev := "main@sha1:" + sha
 	g2, start := w.git.busy(), time.Now()
 	ask(start.Format(time.RFC3339Nano))

@@ -181,7 +181,11 @@ func setup(t *testing.T, s settings) *world {
 	if w.tr, err = startTracker(ctx, w.cfg); err != nil {
 		t.Fatal(err)
 	}
-	w.git = serveGit(t, w.gitRoot)
+	if s.gitea {
+		w.git = serveGitea(t, w.gitRoot, startForge(t))
+	} else {
+		w.git = serveGit(t, w.gitRoot)
+	}
 	for _, ns := range []string{leaseNS, "bench-shard-a", "bench-shard-b", "bench-takeover"} {
 		w.namespace(t, ns)
 	}
@@ -191,6 +195,9 @@ func setup(t *testing.T, s settings) *world {
 func (w *world) describeWorkload() {
 	wl := w.rep.Workload
 	wl["repositories"] = "one bare repository per GitRepository, served by `git http-backend` (CGI behind net/http) over smart HTTP on 127.0.0.1, no auth"
+	if w.git.forge != nil {
+		wl["repositories"] = "one public repository per GitRepository, served by a real Gitea's own smart HTTP (BENCH_GIT=gitea: `gitea web`, sqlite, which runs git upload-pack per request) through a request-counting proxy on 127.0.0.1, no auth; every commit is made in a local bare repository and pushed to Gitea before the clock starts"
+	}
 	wl["./deploy"] = "kustomization with 3 ConfigMaps; the rollout scenario adds one FlinkBlueGreenDeployment and is served by Gitea"
 	wl["GitRepository"] = "interval 1m, ref main, path ./deploy, targetNamespace = its own namespace, webhook secretRef set (receiver on)"
 	wl["controller"] = "`bin/bg-gitops-image controller` (built as the image builds it: -tags nodev, -trimpath, -s -w) as a separate process, default flags (--concurrent 4; no client-side rate limiter: the API server has API Priority and Fairness), leader election on unless stated"
@@ -223,7 +230,7 @@ func (w *world) ensureRepos(t *testing.T, n int) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				commitBare(t, w.gitRoot, repoName(i), workloadFiles(i, "v0"), "initial")
+				w.git.commit(t, repoName(i), workloadFiles(i, "v0"), "initial")
 			}
 		}()
 	}
@@ -422,11 +429,11 @@ func (w *world) scalePhase(t *testing.T, n int, leaderElect bool) {
 				w.rep.Extra["creation, "+label+", round 2: wall-clock samples of the workers"] = p.sampleWorkers(ctx, 100*time.Millisecond, time.Duration(secs)*time.Second*8/10)
 			}()
 		}
-		c0 := snapshotCPU(p)
+		c0 := w.snapshotCPU(p)
 		off, from := w.audit.offset(), time.Now()
 		g0 := w.git.busy()
 		d := w.createAll(t, ns, n, nil)
-		cpu.add(c0, snapshotCPU(p))
+		cpu.add(c0, w.snapshotCPU(p))
 		if r == rounds {
 			w.rep.Extra["creation, "+label+", last round: API server time for the controller's requests"] = w.audit.serverTime(off, controllerUser, from, time.Now())
 			w.rep.Extra["creation, "+label+", last round: git server time"] = w.git.busySince(g0)
@@ -529,7 +536,8 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	off := w.audit.offset()
 	from := time.Now()
 	cpu0 := p.cpuSeconds()
-	rec0 := p.metric("controller_runtime_reconcile_total", `controller="gitrepository"`)
+	m0 := p.scrape()
+	rec0 := m0.sum("controller_runtime_reconcile_total", `controller="gitrepository"`)
 	l0, u0 := w.git.counts()
 	var prof sync.WaitGroup
 	if leaderElect {
@@ -544,7 +552,8 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	time.Sleep(w.s.idle)
 	to := time.Now()
 	cpu1 := p.cpuSeconds()
-	rec1 := p.metric("controller_runtime_reconcile_total", `controller="gitrepository"`)
+	m1 := p.scrape()
+	rec1 := m1.sum("controller_runtime_reconcile_total", `controller="gitrepository"`)
 	l1, u1 := w.git.counts()
 	time.Sleep(2 * time.Second) // let the audit log catch up
 	prof.Wait()
@@ -558,7 +567,7 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	section := "§3 creation, memory and idle cost"
 	reconciles := (rec1 - rec0) * perMin
 	fr := figure{ID: "idle-requests-n" + fmt.Sprint(n), Section: section, Name: "API requests per idle minute, " + label, Unit: "requests", Samples: []float64{float64(pm.Total)},
-		Note: fmt.Sprintf("%d lease requests; %.0f no-op reconciles in the minute", pm.Leases, reconciles)}
+		Note: fmt.Sprintf("%d lease requests; %.0f no-op reconciles in the minute (%s)", pm.Leases, reconciles, byResult(m0, m1, perMin))}
 	fw := figure{ID: "idle-writes-n" + fmt.Sprint(n), Section: section, Name: "write requests per idle minute, " + label, Unit: "writes", Samples: []float64{float64(pm.Writes)},
 		Note: fmt.Sprintf("%d of them lease renewals", pm.LeaseWrites)}
 	fnl := figure{ID: "idle-nonlease-writes-n" + fmt.Sprint(n), Section: section, Name: "writes per idle minute other than lease renewals, " + label, Unit: "writes",
@@ -589,13 +598,25 @@ func (w *world) idleMinute(t *testing.T, p *controllerProc, n int, label string,
 	}
 }
 
+// byResult splits the GitRepository reconciles between two scrapes by
+// controller-runtime's result label, per minute.
+func byResult(a, b metricsText, perMin float64) string {
+	var parts []string
+	for _, r := range []string{"success", "requeue", "requeue_after", "error"} {
+		m := fmt.Sprintf("result=%q", r)
+		n := b.sum("controller_runtime_reconcile_total", `controller="gitrepository"`, m) - a.sum("controller_runtime_reconcile_total", `controller="gitrepository"`, m)
+		parts = append(parts, fmt.Sprintf("%s %.0f", r, n*perMin))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // latencyRounds: new commit + reconcile-requested-at → lastAppliedRevision.
 func (w *world) latencyRounds(t *testing.T, ns string, n int, label string) {
 	ctx := context.Background()
 	var lat []float64
 	for r := 0; r < w.s.rounds; r++ {
 		i := r % n
-		sha := commitBare(t, w.gitRoot, repoName(i), workloadFiles(i, fmt.Sprintf("latency-%d-%d", r, time.Now().UnixNano())), "change")
+		sha := w.git.commit(t, repoName(i), workloadFiles(i, fmt.Sprintf("latency-%d-%d", r, time.Now().UnixNano())), "change")
 		rev := "main@sha1:" + sha
 		start := time.Now()
 		w.requestReconcile(t, ns, repoName(i), start.Format(time.RFC3339Nano))
@@ -625,7 +646,7 @@ func (w *world) webhookRounds(t *testing.T, p *controllerProc, ns string, n int,
 		if gr == nil || gr.Status.WebhookPath == "" {
 			t.Fatalf("%s/%s has no webhook path", ns, repoName(i))
 		}
-		sha := commitBare(t, w.gitRoot, repoName(i), workloadFiles(i, fmt.Sprintf("webhook-%d-%d", r, time.Now().UnixNano())), "change")
+		sha := w.git.commit(t, repoName(i), workloadFiles(i, fmt.Sprintf("webhook-%d-%d", r, time.Now().UnixNano())), "change")
 		rev := "main@sha1:" + sha
 		body := []byte(fmt.Sprintf(`{"ref":"refs/heads/main","before":"%040d","after":%q,"repository":{"full_name":"bench/%s"}}`, 0, sha, repoName(i)))
 		mac := hmac.New(sha256.New, []byte(webhookToken))

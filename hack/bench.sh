@@ -19,6 +19,8 @@
 #   BENCH_FLUX_BIG_ROUNDS  Flux's creation rounds at N=500 [3, at most BENCH_BIG_ROUNDS]
 #   BENCH_SHARD_N     repositories split over the two shards [500]
 #   BENCH_SKIP_GO     set to skip the Go benchmarks (reuse go-bench.txt)
+#   BENCH_GIT         http-backend or gitea: who serves the repositories
+#                     (gitea: a real Gitea's own smart HTTP) [http-backend]
 #   BENCH_BINARY      measure this bg-gitops binary instead of building one
 #                     (an earlier commit's, for a before/after figure)
 #
