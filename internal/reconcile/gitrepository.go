@@ -108,6 +108,9 @@ type gitRun struct {
 	// rebased: a status write was put onto a newer version of the object,
 	// which holds a change this run did not see (rebaseStatus).
 	rebased bool
+	// wrote are the resourceVersions the run read and its status writes
+	// left, in order.
+	wrote []string
 }
 
 // step is one stage of a GitRepository reconcile. A step that fails says
@@ -137,7 +140,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		return ctrl.Result{RequeueAfter: busyRetry}, nil
 	}
 	defer release()
-	run := &gitRun{gr: gr, base: gr.DeepCopy(), leave: func() {}}
+	run := &gitRun{gr: gr, base: gr.DeepCopy(), leave: func() {}, wrote: []string{gr.ResourceVersion}}
 	if !gr.IsSuspended() {
 		if !r.enterCache(ctx, run) {
 			logf.FromContext(ctx).V(1).Info("another GitRepository of the same repository holds its fetch", "requeueAfter", busyRetry)
@@ -152,7 +155,7 @@ func (r *GitRepositoryReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	res, err := r.finish(ctx, run, r.steps(ctx, run))
 	observeRepository(run.gr, time.Since(start))
 	if !run.rebased && asked.same(run.gr) {
-		r.next.note(req.NamespacedName, run.gr.ResourceVersion, res, err, r.now())
+		r.next.note(req.NamespacedName, append(run.wrote, run.gr.ResourceVersion), res, err, r.now())
 	} else {
 		r.next.forget(req.NamespacedName) // changed under it: the change's event runs
 	}
@@ -376,6 +379,7 @@ func (r *GitRepositoryReconciler) patchStatus(ctx context.Context, run *gitRun) 
 		return fmt.Errorf("patch status: %w", err)
 	}
 	run.base = run.gr.DeepCopy()
+	run.wrote = append(run.wrote, run.gr.ResourceVersion)
 	return nil
 }
 

@@ -12,6 +12,7 @@ package reconcile
 
 import (
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,10 +29,12 @@ const dueSlack = time.Second
 
 // nextRuns remembers, for each GitRepository whose last reconcile ended
 // with a time for the next (its poll, or a retry), that time and the
-// resourceVersion the reconcile left. A reconcile request for an object
-// that has not changed since (same resourceVersion: no spec, annotation,
-// label or status write by anyone) and whose time has not come is one
-// left over from before that reconcile: a requeue of a reconcile that
+// resourceVersions the reconcile started from and left. A reconcile
+// request for an object that has not changed since (one of those
+// resourceVersions: no spec, annotation, label or status write by anyone
+// else; the first is what a cache still shows that has not yet seen the
+// reconcile's own status write) and whose time has not come is one left
+// over from before that reconcile: a requeue of a reconcile that
 // found the namespace's workers busy and was then woken when one freed
 // (namespaceSlots), or a second event of a burst. Without this, every
 // GitRepository that once waited for its namespace made one more poll (a
@@ -43,8 +46,12 @@ type nextRuns struct {
 }
 
 type nextRun struct {
-	resourceVersion string
-	at              time.Time
+	// resourceVersions are those the reconcile started from, wrote its
+	// status at and left: a request that reads one of the earlier ones is
+	// one queued before the reconcile ended, read from a cache that has not
+	// yet seen all of its status writes.
+	resourceVersions []string
+	at               time.Time
 }
 
 // notYet is how long until the object's next reconcile is due, when it is
@@ -53,27 +60,30 @@ func (n *nextRuns) notYet(id types.NamespacedName, resourceVersion string, now t
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	next, ok := n.due[id]
-	if !ok || next.resourceVersion != resourceVersion {
+	if !ok || !slices.Contains(next.resourceVersions, resourceVersion) {
 		return 0, false
 	}
 	wait := next.at.Sub(now)
 	return wait, wait > dueSlack
 }
 
-// note records how a reconcile of id ended: the resourceVersion it left
-// and, when it asked for one, the time of the next. An error, or no time
-// (a terminal failure), records nothing: the next request runs.
-func (n *nextRuns) note(id types.NamespacedName, resourceVersion string, res ctrl.Result, err error, now time.Time) {
+// note records how a reconcile of id ended: the resourceVersions it went
+// through, the one it left last, and, when it asked for one, the time of
+// the next. Only the reconcile's own writes may lie between the first and
+// the last: its status writes are made over the version they read
+// (patchStatus), and a rebased one is not noted. An error, or no time (a
+// terminal failure), records nothing: the next request runs.
+func (n *nextRuns) note(id types.NamespacedName, resourceVersions []string, res ctrl.Result, err error, now time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if err != nil || res.RequeueAfter <= 0 || resourceVersion == "" {
+	if err != nil || res.RequeueAfter <= 0 || len(resourceVersions) == 0 || resourceVersions[len(resourceVersions)-1] == "" {
 		delete(n.due, id)
 		return
 	}
 	if n.due == nil {
 		n.due = map[types.NamespacedName]nextRun{}
 	}
-	n.due[id] = nextRun{resourceVersion: resourceVersion, at: now.Add(res.RequeueAfter)}
+	n.due[id] = nextRun{resourceVersions: resourceVersions, at: now.Add(res.RequeueAfter)}
 }
 
 // asked is what of a GitRepository asks for a reconcile: its spec (by

@@ -108,3 +108,42 @@ func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
 	assert.Equal(t, b, r.get().Status.LastAppliedRevision, "status write %d: the pushed commit is applied, not left for the next poll", n)
 	return true
 }
+
+// TestALeftoverRequestReadFromACacheBehindTheReconcileWaitsForItsNextPoll:
+// the requeue of a reconcile that found its namespace's workers busy, and
+// was woken and run before it fell due, can come right after that run,
+// while the controller's cache still shows the object as the run read it:
+// it lists nothing and writes nothing either. A version nobody reconciled
+// still polls.
+func TestALeftoverRequestReadFromACacheBehindTheReconcileWaitsForItsNextPoll(t *testing.T) {
+	ns := newNamespace(t)
+	f := newGitFixture(t, ns)
+	rev := f.push(map[string]string{
+		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"),
+		"a.yaml":             fmt.Sprintf(configMap, "a", "1"),
+	})
+	f.create("s3cr3t-pass")
+	before := f.get() // what a cache that has not seen the status write holds
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(before)}
+	r := directReconciler(t, env.Client)
+	res, err := r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	written := f.get()
+	require.Equal(t, rev, written.Status.LastAppliedRevision)
+	require.NotEqual(t, before.ResourceVersion, written.ResourceVersion, "calibration: the reconcile wrote its status")
+	lists := f.srv.Listings()
+
+	r.Client = staleClient{Client: env.Client, old: before}
+	again, err := r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, lists, f.srv.Listings(), "a leftover request read from a cache behind lists nothing")
+	assert.Equal(t, written.ResourceVersion, f.get().ResourceVersion, "and writes nothing")
+	assert.InDelta(t, res.RequeueAfter.Seconds(), again.RequeueAfter.Seconds(), 5, "it waits for the next poll")
+
+	other := before.DeepCopy()
+	other.ResourceVersion = "1" // a version this controller never reconciled
+	r.Client = staleClient{Client: env.Client, old: other}
+	_, err = r.Reconcile(t.Context(), req)
+	require.NoError(t, err)
+	assert.Equal(t, lists+1, f.srv.Listings(), "a version it did not reconcile polls")
+}

@@ -211,7 +211,7 @@ func TestAWakeUpRunsTheWokenMemberOnce(t *testing.T) {
 	r.fetched(runA, gitsource.Result{Commit: "c2"})
 	assert.Equal(t, []string{"b"}, drainWake(r.Shares))
 	now := time.Now()
-	r.next.note(b, "rv-b", ctrl.Result{RequeueAfter: time.Hour}, nil, now) // b's reconcile in flight ends
+	r.next.note(b, []string{"rv-b"}, ctrl.Result{RequeueAfter: time.Hour}, nil, now) // b's reconcile in flight ends
 	_, early := r.next.notYet(b, "rv-b", now.Add(10*time.Millisecond))
 	require.True(t, early)
 	assert.True(t, r.Shares.wokenSince(b), "the wake-up runs b though its poll is an hour away")
