@@ -30,13 +30,7 @@ import (
 // to the next poll; a reconcile request (an annotation), or a controller
 // that remembers nothing (a restart), polls.
 func TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll(t *testing.T) {
-	ns := newNamespace(t)
-	f := newGitFixture(t, ns)
-	rev := f.push(map[string]string{
-		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"),
-		"a.yaml":             fmt.Sprintf(configMap, "a", "1"),
-	})
-	f.create("s3cr3t-pass")
+	f, rev := oneConfigMapRepository(t)
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.get())}
 	r := directReconciler(t, env.Client)
 	res, err := r.Reconcile(t.Context(), req)
@@ -59,6 +53,18 @@ func TestALeftoverRequestOfAnUnchangedObjectWaitsForItsNextPoll(t *testing.T) {
 	_, err = directReconciler(t, env.Client).Reconcile(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, lists+2, f.srv.Listings(), "a controller that starts polls")
+}
+
+// oneConfigMapRepository is a GitRepository, not yet reconciled, whose
+// repository renders one ConfigMap at the revision returned.
+func oneConfigMapRepository(t *testing.T) (*gitFixture, string) {
+	f := newGitFixture(t, newNamespace(t))
+	rev := f.push(map[string]string{
+		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"),
+		"a.yaml":             fmt.Sprintf(configMap, "a", "1"),
+	})
+	f.create("s3cr3t-pass")
+	return f, rev
 }
 
 // TestAChangeMadeDuringAReconcileIsNotTakenAsHandled: a reconcile request
@@ -116,13 +122,7 @@ func changeBeforeStatusWrite(t *testing.T, forge *gitea.Server, n int) bool {
 // it lists nothing and writes nothing either. A version nobody reconciled
 // still polls.
 func TestALeftoverRequestReadFromACacheBehindTheReconcileWaitsForItsNextPoll(t *testing.T) {
-	ns := newNamespace(t)
-	f := newGitFixture(t, ns)
-	rev := f.push(map[string]string{
-		"kustomization.yaml": fmt.Sprintf(kustomization, "a.yaml"),
-		"a.yaml":             fmt.Sprintf(configMap, "a", "1"),
-	})
-	f.create("s3cr3t-pass")
+	f, rev := oneConfigMapRepository(t)
 	before := f.get() // what a cache that has not seen the status write holds
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(before)}
 	r := directReconciler(t, env.Client)
