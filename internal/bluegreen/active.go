@@ -408,6 +408,10 @@ func (d *decider) patchInPlace(x Color, a *Child, diff Diff) {
 // of the other colour being deleted, and an open rollout window.
 func (d *decider) startTransition(x Color, a *Child, rollout Rollout, diff Diff) {
 	y := x.Other()
+	if d.runsAbortedPatch(a) {
+		d.replaceAbortedPatch(x, a, diff)
+		return
+	}
 	if !a.Ready() {
 		d.waitForActive(a, y)
 		return
@@ -445,6 +449,30 @@ func (d *decider) removeLeftover(b *Child) {
 	}
 	d.progressing("WaitingForDeletion", "deleting FlinkDeployment %s left by an earlier transition before the new one starts", b.Name)
 	d.requeue(d.t.interval)
+}
+
+// runsAbortedPatch reports a as stuck on the in-place change that aborted
+// without ever coming up: not ready, no job running (a job the Flink
+// operator rolled back to the last stable spec runs, and holds state), and
+// the change never went live (a job that came up with it since,
+// recoveredInPlace, and stopped again is not stuck on it).
+func (d *decider) runsAbortedPatch(a *Child) bool {
+	live := d.st.LiveRevisions
+	return !a.Ready() && a.JobState != JobRunning && d.inPlaceAborted(a) &&
+		(len(live) == 0 || live[len(live)-1] != a.Revision)
+}
+
+// replaceAbortedPatch applies a change to X in place when X is not ready
+// because the in-place change it runs never came up (runsAbortedPatch). A blue/green transition needs a ready
+// job to take its savepoint from, and waiting for one would wait for the
+// very patch that does not come up; the new commit, which the abort asked
+// for, replaces that patch as it was made, and the Flink operator upgrades
+// the job with its upgradeMode.
+func (d *decider) replaceAbortedPatch(x Color, a *Child, diff Diff) {
+	d.event(true, "ReplacingAbortedPatch", "%s would be a blue/green transition, but %s never came up with its aborted in-place change %s (%s): "+
+		"%s is applied to it in place, the Flink operator upgrades the job with its upgradeMode, no savepoint is taken first, and the rollout window does not hold it back",
+		revOr(d.revision()), a.Name, revOr(a.Revision), a.describe(), revOr(d.revision()))
+	d.patchInPlace(x, a, diff)
 }
 
 // waitForActive: FLIP-503 refuses a transition from a job that is not

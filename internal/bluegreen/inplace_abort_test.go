@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1alpha1 "bggitops.dev/bg-gitops/api/v1alpha1"
 )
 
@@ -63,4 +65,67 @@ func TestRetryAfterAnInPlaceAbortWatchesTheJobAgain(t *testing.T) {
 	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != "main@sha1:r3" {
 		w.fatalf("the retry is not r3's succeeded in-place rollout: %+v", h)
 	}
+}
+
+// A commit pushed after an in-place abort, whose change would be a
+// blue/green transition, is applied in place to the job that never came
+// up with the aborted patch: there is no ready job to take a savepoint
+// from, and waiting for one waits forever. (Failed on the code as it was:
+// WaitingForActiveJob until someone fixed the job by hand.)
+func TestACommitAfterAnInPlaceAbortReplacesThePatchThatNeverCameUp(t *testing.T) {
+	w := abortedInPlace(t)
+	newImage(w, "flink:1.20.2", "main@sha1:r4")
+	d := w.step()
+	w.expectState(sToGreen, jReconciling)
+	w.expectEvents(d, "ReplacingAbortedPatch", "PatchStarted")
+	if g := w.children[Green]; g.Spec.Image != "flink:1.20.2" {
+		w.fatalf("green runs %q, want the new image patched in place", g.Spec.Image)
+	}
+	if w.children[Blue] != nil {
+		w.fatalf("a second colour was started: %+v", w.children[Blue])
+	}
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	h := w.status().History
+	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != "main@sha1:r4" {
+		w.fatalf("want r4's succeeded in-place rollout last: %+v", h)
+	}
+}
+
+// A job that came up with the aborted patch and stopped again later, or
+// one the Flink operator rolled back to its last stable spec, is not ready
+// like any other: a commit whose change needs a blue/green transition
+// waits for it, with or without a change in between.
+func TestACommitAfterAnInPlaceAbortWaitsOnceTheJobRecovered(t *testing.T) {
+	w := abortedInPlace(t)
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	w.failChild(Green)
+	newImage(w, "flink:1.20.2", "main@sha1:r5")
+	w.step()
+	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
+
+	// The Flink operator rolled the patch back: the last stable spec runs,
+	// with its state, though the child is not ready.
+	w = abortedInPlace(t)
+	g := w.children[Green]
+	g.JobState, g.LifecycleState = JobRunning, "ROLLED_BACK"
+	newImage(w, "flink:1.20.2", "main@sha1:r5")
+	w.step()
+	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
+
+	w = abortedInPlace(t)
+	w.ready(Green)
+	w.step()
+	parallelismDefault(w, "6", "main@sha1:r4")
+	w.step()
+	w.ready(Green)
+	w.step()
+	w.expectState(sActiveGreen, jRunning)
+	w.failChild(Green)
+	newImage(w, "flink:1.20.2", "main@sha1:r5")
+	w.step()
+	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
 }

@@ -1214,10 +1214,25 @@ func (m *model) checkRolloutKind(prev *v1alpha1.FlinkBlueGreenDeploymentStatus) 
 	case rollout.InPlace():
 		want = v1alpha1.RolloutInPlace
 	}
-	if r.Kind != want {
+	if r.Kind != want && !(r.Kind == v1alpha1.RolloutInPlace && stuckOnAbortedPatch(prev, x)) {
 		return fmt.Errorf("the rollout of %s from %s is %s; what Git set on it makes it %s", r.Revision, r.From, r.Kind, want)
 	}
 	return nil
+}
+
+// stuckOnAbortedPatch: X, as the decision saw it, ran no job and carried
+// the in-place change the status last recorded as aborted, which never
+// went live: the one case in which a change that would be a blue/green
+// transition is applied in place (there is no job to take a savepoint
+// from; runsAbortedPatch).
+func stuckOnAbortedPatch(prev *v1alpha1.FlinkBlueGreenDeploymentStatus, x mChild) bool {
+	h, live := prev.History, prev.LiveRevisions
+	if len(h) == 0 || x.Job == JobRunning {
+		return false
+	}
+	last := h[len(h)-1]
+	return last.Kind == v1alpha1.RolloutInPlace && last.Outcome == v1alpha1.RolloutAborted && last.To == x.Name &&
+		last.Revision == x.Revision && (len(live) == 0 || live[len(live)-1] != x.Revision)
 }
 
 // checkRespec: in a stateful blue/green transition, a new colour the Flink
