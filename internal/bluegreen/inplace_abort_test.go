@@ -61,10 +61,7 @@ func TestRetryAfterAnInPlaceAbortWatchesTheJobAgain(t *testing.T) {
 	w.ready(Green)
 	w.step()
 	w.expectState(sActiveGreen, jRunning)
-	h := w.status().History
-	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != "main@sha1:r3" {
-		w.fatalf("the retry is not r3's succeeded in-place rollout: %+v", h)
-	}
+	expectInPlaceSucceeded(w, "main@sha1:r3")
 }
 
 // A commit pushed after an in-place abort, whose change would be a
@@ -87,10 +84,7 @@ func TestACommitAfterAnInPlaceAbortReplacesThePatchThatNeverCameUp(t *testing.T)
 	w.ready(Green)
 	w.step()
 	w.expectState(sActiveGreen, jRunning)
-	h := w.status().History
-	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != "main@sha1:r4" {
-		w.fatalf("want r4's succeeded in-place rollout last: %+v", h)
-	}
+	expectInPlaceSucceeded(w, "main@sha1:r4")
 }
 
 // A job that came up with the aborted patch and stopped again later, or
@@ -103,18 +97,14 @@ func TestACommitAfterAnInPlaceAbortWaitsOnceTheJobRecovered(t *testing.T) {
 	w.step()
 	w.expectState(sActiveGreen, jRunning)
 	w.failChild(Green)
-	newImage(w, "flink:1.20.2", "main@sha1:r5")
-	w.step()
-	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
+	imageChangeWaits(w)
 
 	// The Flink operator rolled the patch back: the last stable spec runs,
 	// with its state, though the child is not ready.
 	w = abortedInPlace(t)
 	g := w.children[Green]
 	g.JobState, g.LifecycleState = JobRunning, "ROLLED_BACK"
-	newImage(w, "flink:1.20.2", "main@sha1:r5")
-	w.step()
-	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
+	imageChangeWaits(w)
 
 	w = abortedInPlace(t)
 	w.ready(Green)
@@ -125,7 +115,24 @@ func TestACommitAfterAnInPlaceAbortWaitsOnceTheJobRecovered(t *testing.T) {
 	w.step()
 	w.expectState(sActiveGreen, jRunning)
 	w.failChild(Green)
+	imageChangeWaits(w)
+}
+
+// imageChangeWaits pushes an image change, a blue/green transition, and
+// expects it to wait for the active job.
+func imageChangeWaits(w *world) {
+	w.t.Helper()
 	newImage(w, "flink:1.20.2", "main@sha1:r5")
 	w.step()
 	w.expectCondition(v1alpha1.ReconcilingCondition, metav1.ConditionTrue, "WaitingForActiveJob", "")
+}
+
+// expectInPlaceSucceeded expects the last rollout in history to be rev's
+// succeeded in-place change.
+func expectInPlaceSucceeded(w *world, rev string) {
+	w.t.Helper()
+	h := w.status().History
+	if last := h[len(h)-1]; last.Kind != v1alpha1.RolloutInPlace || last.Outcome != v1alpha1.RolloutSucceeded || last.Revision != rev {
+		w.fatalf("want %s's succeeded in-place rollout last: %+v", rev, h)
+	}
 }
